@@ -1,0 +1,229 @@
+"""The three layers of a BERT encoder, in the order the paper uses them (§3, figure 2).
+
+Embeddings -> self-attention -> encoder block. Everything is written with `keras.ops`, so the same code
+runs on the TensorFlow and JAX backends.
+"""
+
+import math
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class BertEmbedding(keras.layers.Layer):
+    """Token + learned position + segment embeddings, then LayerNorm and dropout (§3, figure 2).
+
+    Args:
+        vocabulary_size: int. Rows of the token embedding (30,522 for the uncased vocabulary).
+        hidden_dim: int. The paper's H.
+        max_sequence_length: int, defaults to 512. Rows of the learned position embedding.
+        type_vocab_size: int, defaults to 2. Segments A and B.
+        dropout: float, defaults to 0.1.
+        layer_norm_epsilon: float, defaults to 1e-12.
+
+    Example:
+    >>> layer = BertEmbedding(vocabulary_size=100, hidden_dim=8)
+    >>> layer(np.zeros((2, 5), "int32"), np.zeros((2, 5), "int32")).shape
+    (2, 5, 8)
+    """
+
+    def __init__(self, vocabulary_size, hidden_dim, max_sequence_length=512, type_vocab_size=2, dropout=0.1,
+                 layer_norm_epsilon=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.hidden_dim = hidden_dim
+        self.max_sequence_length = max_sequence_length
+        self.type_vocab_size = type_vocab_size
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+
+    def build(self, token_ids_shape, segment_ids_shape=None):
+        initializer = keras.initializers.TruncatedNormal(stddev=0.02)  # as the released BERT code
+        self.token_embedding = keras.layers.Embedding(
+            self.vocabulary_size, self.hidden_dim, embeddings_initializer=initializer, name="token_embedding",
+            dtype=self.dtype_policy)
+        self.token_embedding.build(token_ids_shape)
+        self.position_embedding = self.add_weight(
+            shape=(self.max_sequence_length, self.hidden_dim), initializer=initializer, name="position_embedding")
+        self.segment_embedding = keras.layers.Embedding(
+            self.type_vocab_size, self.hidden_dim, embeddings_initializer=initializer, name="segment_embedding",
+            dtype=self.dtype_policy)
+        self.segment_embedding.build(token_ids_shape)
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="layer_norm", dtype=self.dtype_policy)
+        self.layer_norm.build((*token_ids_shape, self.hidden_dim))
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
+        self.built = True
+
+    def call(self, token_ids, segment_ids, training=None):
+        sequence_length = ops.shape(token_ids)[1]
+        positions = ops.cast(self.position_embedding[:sequence_length], self.compute_dtype)  # (seq, hidden)
+        x = self.token_embedding(token_ids) + positions[None] + self.segment_embedding(segment_ids)
+        return self.dropout_layer(self.layer_norm(x), training=training)  # (batch, seq, hidden)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocabulary_size=self.vocabulary_size, hidden_dim=self.hidden_dim,
+                      max_sequence_length=self.max_sequence_length, type_vocab_size=self.type_vocab_size,
+                      dropout=self.dropout, layer_norm_epsilon=self.layer_norm_epsilon)
+        return config
+
+
+def attention_mask_from_padding(padding_mask):
+    """(batch, seq) padding mask -> (batch, 1, 1, seq) boolean mask: every query may look at every real key.
+
+    This is what makes BERT bidirectional (§3.1): no causal triangle, only padding is hidden.
+    """
+    return ops.cast(padding_mask, "bool")[:, None, None, :]
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Multi-head scaled dot-product self-attention with a padding mask (Vaswani et al. 2017; BERT §3).
+
+    One dense layer computes queries, keys and values together (a single matmul, as nanoGPT's `c_attn`);
+    heads are split by reshaping, so the weights are the same as three separate projections.
+
+    Args:
+        hidden_dim: int. Model width H; must be divisible by `num_heads`.
+        num_heads: int. The paper's A.
+        dropout: float, defaults to 0.1. Applied to the attention probabilities.
+        implementation: "explicit" or "fused", defaults to "explicit". "explicit" writes
+            softmax(Q K^T / sqrt(d)) V out and can return the probabilities; "fused" calls
+            `keras.ops.dot_product_attention` (flash kernels where the backend has them). A fused kernel
+            cannot drop attention probabilities, so while training with dropout > 0 the layer uses the
+            explicit path; at inference both give the same numbers.
+
+    Example:
+    >>> layer = MultiHeadSelfAttention(hidden_dim=8, num_heads=2)
+    >>> layer(np.ones((2, 5, 8)), padding_mask=np.ones((2, 5))).shape
+    (2, 5, 8)
+    """
+
+    def __init__(self, hidden_dim, num_heads, dropout=0.1, implementation="explicit", **kwargs):
+        super().__init__(**kwargs)
+        if hidden_dim % num_heads:
+            raise ValueError(f"hidden_dim ({hidden_dim}) must be divisible by num_heads ({num_heads}).")
+        self.hidden_dim = hidden_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.implementation = implementation
+        self.head_dim = hidden_dim // num_heads
+
+    def build(self, inputs_shape):
+        initializer = keras.initializers.TruncatedNormal(stddev=0.02)
+        self.query_key_value = keras.layers.Dense(
+            3 * self.hidden_dim, kernel_initializer=initializer, name="query_key_value", dtype=self.dtype_policy)
+        self.query_key_value.build(inputs_shape)
+        self.output_dense = keras.layers.Dense(
+            self.hidden_dim, kernel_initializer=initializer, name="output", dtype=self.dtype_policy)
+        self.output_dense.build((*inputs_shape[:-1], self.hidden_dim))
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
+        self.built = True
+
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+        batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
+        qkv = self.query_key_value(x)  # (batch, seq, 3 * hidden)
+        qkv = ops.reshape(qkv, (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
+        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
+        mask = None if padding_mask is None else attention_mask_from_padding(padding_mask)
+
+        use_fused = (self.implementation == "fused" and not return_attention_scores
+                     and not (training and self.dropout > 0))
+        if use_fused:
+            context = ops.dot_product_attention(query, key, value, mask=mask, scale=1 / math.sqrt(self.head_dim))
+            probabilities = None
+        else:
+            context, probabilities = self._explicit_attention(query, key, value, mask, training)
+        context = ops.reshape(context, (batch_size, sequence_length, self.hidden_dim))
+        output = self.output_dense(context)  # (batch, seq, hidden)
+        return (output, probabilities) if return_attention_scores else output
+
+    def _explicit_attention(self, query, key, value, mask, training):
+        query = ops.transpose(query, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
+        key = ops.transpose(key, (0, 2, 3, 1))  # (batch, heads, head_dim, seq)
+        value = ops.transpose(value, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
+        scores = ops.matmul(query, key) / math.sqrt(self.head_dim)  # (batch, heads, seq, seq)
+        scores = ops.cast(scores, "float32")  # softmax in float32, also under mixed precision
+        if mask is not None:
+            scores = ops.where(mask, scores, -1e9)
+        probabilities = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        context = ops.matmul(self.dropout_layer(probabilities, training=training), value)
+        return ops.transpose(context, (0, 2, 1, 3)), probabilities  # (batch, seq, heads, head_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads, dropout=self.dropout,
+                      implementation=self.implementation)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """One encoder block, post-LayerNorm as in the paper and the original Transformer (§3).
+
+    x = LayerNorm(x + Dropout(SelfAttention(x)))
+    x = LayerNorm(x + Dropout(Dense(GELU(Dense(x)))))
+
+    Args:
+        hidden_dim: int. H.
+        num_heads: int. A.
+        intermediate_dim: int. Feed-forward width, 4H in the paper.
+        dropout: float, defaults to 0.1.
+        layer_norm_epsilon: float, defaults to 1e-12.
+        attention: "explicit" or "fused", see `MultiHeadSelfAttention`.
+
+    Example:
+    >>> block = TransformerEncoderBlock(hidden_dim=8, num_heads=2, intermediate_dim=32)
+    >>> block(np.ones((2, 5, 8)), padding_mask=np.ones((2, 5))).shape
+    (2, 5, 8)
+    """
+
+    def __init__(self, hidden_dim, num_heads, intermediate_dim, dropout=0.1, layer_norm_epsilon=1e-12,
+                 attention="explicit", **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_dim = hidden_dim
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.attention = attention
+
+    def build(self, inputs_shape):
+        initializer = keras.initializers.TruncatedNormal(stddev=0.02)
+        self.self_attention = MultiHeadSelfAttention(
+            self.hidden_dim, self.num_heads, dropout=self.dropout, implementation=self.attention,
+            name="self_attention", dtype=self.dtype_policy)
+        self.self_attention.build(inputs_shape)
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="attention_layer_norm", dtype=self.dtype_policy)
+        self.attention_layer_norm.build(inputs_shape)
+        self.intermediate_dense = keras.layers.Dense(
+            self.intermediate_dim, kernel_initializer=initializer, name="intermediate", dtype=self.dtype_policy)
+        self.intermediate_dense.build(inputs_shape)
+        self.output_dense = keras.layers.Dense(
+            self.hidden_dim, kernel_initializer=initializer, name="output", dtype=self.dtype_policy)
+        self.output_dense.build((*inputs_shape[:-1], self.intermediate_dim))
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=self.layer_norm_epsilon, name="output_layer_norm", dtype=self.dtype_policy)
+        self.output_layer_norm.build(inputs_shape)
+        self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
+        self.built = True
+
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+        attended = self.self_attention(x, padding_mask=padding_mask, training=training,
+                                       return_attention_scores=return_attention_scores)
+        if return_attention_scores:
+            attended, probabilities = attended
+        x = self.attention_layer_norm(x + self.dropout_layer(attended, training=training))
+        hidden = keras.activations.gelu(self.intermediate_dense(x), approximate=False)  # (batch, seq, 4H)
+        x = self.output_layer_norm(x + self.dropout_layer(self.output_dense(hidden), training=training))
+        return (x, probabilities) if return_attention_scores else x  # (batch, seq, hidden)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads,
+                      intermediate_dim=self.intermediate_dim, dropout=self.dropout,
+                      layer_norm_epsilon=self.layer_norm_epsilon, attention=self.attention)
+        return config

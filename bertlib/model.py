@@ -1,0 +1,251 @@
+"""The BERT backbone and its two pretraining heads (§3, §3.1 masked LM, §3.2 next sentence, appendix A.2)."""
+
+import keras
+from keras import ops
+
+from bertlib.config import BertConfig
+from bertlib.layers import BertEmbedding, TransformerEncoderBlock
+
+INITIALIZER_STDDEV = 0.02  # the released BERT code initializes every weight matrix this way
+
+
+def _initializer():
+    return keras.initializers.TruncatedNormal(stddev=INITIALIZER_STDDEV)
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class BertBackbone(keras.Model):
+    """The BERT encoder: embeddings, `num_layers` encoder blocks and the tanh pooler on [CLS] (§3).
+
+    Inputs are a dict of int32 arrays of shape (batch, seq): `token_ids`, `segment_ids` (0 for segment A,
+    1 for B) and `padding_mask` (1 for a real token, 0 for padding). Outputs are a dict:
+    `sequence_output` (batch, seq, hidden) and `pooled_output` (batch, hidden), the paper's C.
+
+    Args:
+        config: `BertConfig` or its dict.
+        dtype: optional dtype policy, e.g. "mixed_bfloat16".
+
+    Example:
+    >>> backbone = BertBackbone(BertConfig.preset("tiny"))
+    >>> backbone.count_params()
+    4385920
+    """
+
+    def __init__(self, config, dtype=None, **kwargs):
+        if isinstance(config, dict):
+            config = BertConfig.from_dict(config)
+        token_ids = keras.Input(shape=(None,), dtype="int32", name="token_ids")
+        segment_ids = keras.Input(shape=(None,), dtype="int32", name="segment_ids")
+        padding_mask = keras.Input(shape=(None,), dtype="int32", name="padding_mask")
+
+        embedding = BertEmbedding(
+            config.vocabulary_size, config.hidden_dim, max_sequence_length=config.max_sequence_length,
+            type_vocab_size=config.type_vocab_size, dropout=config.dropout,
+            layer_norm_epsilon=config.layer_norm_epsilon, dtype=dtype, name="embedding")
+        encoder_blocks = [
+            TransformerEncoderBlock(
+                config.hidden_dim, config.num_heads, config.intermediate_dim, dropout=config.dropout,
+                layer_norm_epsilon=config.layer_norm_epsilon, attention=config.attention, dtype=dtype,
+                name=f"encoder_block_{index}")
+            for index in range(config.num_layers)
+        ]
+        pooler = keras.layers.Dense(config.hidden_dim, activation="tanh", kernel_initializer=_initializer(),
+                                    dtype=dtype, name="pooler")
+
+        x = embedding(token_ids, segment_ids)  # (batch, seq, hidden)
+        for block in encoder_blocks:
+            x = block(x, padding_mask=padding_mask)
+        pooled = pooler(x[:, 0, :])  # the final hidden state of [CLS], (batch, hidden)
+        super().__init__(
+            inputs={"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask},
+            outputs={"sequence_output": x, "pooled_output": pooled}, dtype=dtype, **kwargs)
+        self.config = config
+        self.embedding = embedding
+        self.encoder_blocks = encoder_blocks
+        self.pooler = pooler
+
+    @property
+    def token_embedding(self):
+        """The (vocabulary, hidden) token embedding layer, shared with the masked-LM decoder."""
+        return self.embedding.token_embedding
+
+    def attention_probabilities(self, inputs):
+        """Every block's attention probabilities for `inputs`: a list of (batch, heads, seq, seq) arrays."""
+        x = self.embedding(inputs["token_ids"], inputs["segment_ids"])
+        maps = []
+        for block in self.encoder_blocks:
+            x, probabilities = block(x, padding_mask=inputs["padding_mask"], return_attention_scores=True)
+            maps.append(ops.convert_to_numpy(probabilities))
+        return maps
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name, "trainable": self.trainable,
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("dtype"), dict):
+            config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts the original token at each masked position (§3.1, "Task #1: Masked LM").
+
+    Gathers the hidden states at `mask_positions`, applies dense + GELU + LayerNorm, then decodes with the
+    transposed token embedding (weights tied to the input embedding, as in the released model) plus an
+    output bias. Logits are computed only at the prediction slots, not at every position.
+
+    Args:
+        vocabulary_size: int.
+        token_embedding: the backbone's `keras.layers.Embedding` to tie the decoder to.
+        layer_norm_epsilon: float, defaults to 1e-12.
+
+    Example:
+    >>> head = MaskedLMHead(backbone.config.vocabulary_size, token_embedding=backbone.token_embedding)
+    >>> head(sequence_output, mask_positions).shape  # (batch, predictions, vocabulary)
+    """
+
+    def __init__(self, vocabulary_size, token_embedding=None, layer_norm_epsilon=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.token_embedding = token_embedding
+        self.layer_norm_epsilon = layer_norm_epsilon
+
+    def build(self, sequence_output_shape, mask_positions_shape=None):
+        hidden_dim = sequence_output_shape[-1]
+        self.transform = keras.layers.Dense(hidden_dim, kernel_initializer=_initializer(), name="transform",
+                                            dtype=self.dtype_policy)
+        self.transform.build((None, None, hidden_dim))
+        self.layer_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="layer_norm",
+                                                          dtype=self.dtype_policy)
+        self.layer_norm.build((None, None, hidden_dim))
+        self.output_bias = self.add_weight(shape=(self.vocabulary_size,), initializer="zeros",
+                                           name="output_bias")
+        self.built = True
+
+    def call(self, sequence_output, mask_positions):
+        mask_positions = ops.cast(mask_positions, "int32")[:, :, None]  # (batch, predictions, 1)
+        x = ops.take_along_axis(sequence_output, mask_positions, axis=1)  # (batch, predictions, hidden)
+        x = self.layer_norm(keras.activations.gelu(self.transform(x), approximate=False))
+        decoder = ops.cast(self.token_embedding.embeddings, self.compute_dtype)  # (vocabulary, hidden)
+        logits = ops.matmul(x, ops.transpose(decoder)) + ops.cast(self.output_bias, self.compute_dtype)
+        return logits  # (batch, predictions, vocabulary)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocabulary_size=self.vocabulary_size, layer_norm_epsilon=self.layer_norm_epsilon)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class NextSentenceHead(keras.layers.Layer):
+    """Two-way classifier on the pooled [CLS] vector (§3.2, "Task #2: Next Sentence Prediction").
+
+    Class 0 is IsNext (B follows A in the document), class 1 is NotNext (B is a random sentence), the
+    convention of the original code and of Hugging Face.
+
+    Example:
+    >>> NextSentenceHead()(pooled_output).shape
+    (batch, 2)
+    """
+
+    def build(self, pooled_output_shape):
+        self.classifier = keras.layers.Dense(2, kernel_initializer=_initializer(), name="classifier",
+                                             dtype=self.dtype_policy)
+        self.classifier.build(pooled_output_shape)
+        self.built = True
+
+    def call(self, pooled_output):
+        return self.classifier(pooled_output)  # (batch, 2)
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
+class BertPretrainer(keras.Model):
+    """A backbone with the masked-LM head and, optionally, the next-sentence head (§3, appendix A.2).
+
+    Inputs: `token_ids`, `segment_ids`, `padding_mask` (batch, seq) and `mask_positions`
+    (batch, predictions). Outputs: `mlm_logits` (batch, predictions, vocabulary) and, with `next_sentence`,
+    `nsp_logits` (batch, 2). `compile()` defaults to the paper's loss: the mean masked-LM cross-entropy
+    over real prediction slots (slots with weight 0 count for nothing) plus the NSP cross-entropy.
+    `pretraining_batch()` turns a feature dict from `bertlib.data` into `(x, y, sample_weight)`.
+
+    Args:
+        backbone: `BertBackbone`.
+        next_sentence: bool, defaults to True. False drops NSP (the "No NSP" rows of §5.5).
+
+    Example:
+    >>> pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny")))
+    >>> pretrainer.compile(optimizer="adam")
+    >>> pretrainer.fit(dataset.map(pretraining_batch))
+    """
+
+    def __init__(self, backbone, next_sentence=True, **kwargs):
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+                  for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
+        features = backbone({name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+        mlm_head = MaskedLMHead(backbone.config.vocabulary_size, token_embedding=backbone.token_embedding,
+                                layer_norm_epsilon=backbone.config.layer_norm_epsilon,
+                                dtype=backbone.dtype_policy, name="mlm_head")
+        outputs = {"mlm_logits": mlm_head(features["sequence_output"], inputs["mask_positions"])}
+        nsp_head = None
+        if next_sentence:
+            nsp_head = NextSentenceHead(dtype=backbone.dtype_policy, name="nsp_head")
+            outputs["nsp_logits"] = nsp_head(features["pooled_output"])
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.backbone = backbone
+        self.next_sentence = next_sentence
+        self.mlm_head = mlm_head
+        self.nsp_head = nsp_head
+
+    def compile(self, optimizer="adam", loss="auto", weighted_metrics="auto", metrics="auto", **kwargs):
+        if loss == "auto":
+            loss = {"mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction="mean_with_sample_weight", name="mlm_loss")}
+            if self.next_sentence:
+                loss["nsp_logits"] = keras.losses.SparseCategoricalCrossentropy(from_logits=True, name="nsp_loss")
+        if weighted_metrics == "auto":
+            weighted_metrics = {"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        if metrics == "auto":
+            metrics = ({"nsp_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+                       if self.next_sentence else None)
+        super().compile(optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, metrics=metrics,
+                        **kwargs)
+
+    def get_compile_config(self):
+        if not self.compiled:
+            return None
+        return {"optimizer": keras.optimizers.serialize(self.optimizer)}
+
+    def compile_from_config(self, config):
+        # Losses and metrics are the defaults of `compile()`; only the optimizer needs restoring.
+        self.compile(optimizer=keras.optimizers.deserialize(config["optimizer"]))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def get_config(self):
+        return {"backbone": keras.saving.serialize_keras_object(self.backbone),
+                "next_sentence": self.next_sentence, "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+
+def pretraining_batch(features, next_sentence=True):
+    """Split a feature dict into Keras' `(x, y, sample_weight)` for `BertPretrainer.fit`.
+
+    `features` holds `token_ids, segment_ids, padding_mask, mask_positions, mask_ids, mask_weights` and, for
+    NSP, `next_sentence_labels` (1 = NotNext, the `is_random_next` of the data pipeline).
+    """
+    x = {name: features[name] for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
+    y = {"mlm_logits": features["mask_ids"]}
+    sample_weight = {"mlm_logits": features["mask_weights"]}
+    if next_sentence:
+        y["nsp_logits"] = features["next_sentence_labels"]
+        sample_weight["nsp_logits"] = None  # every NSP example counts
+    return x, y, sample_weight
