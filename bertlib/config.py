@@ -4,6 +4,10 @@ import dataclasses
 from dataclasses import dataclass
 
 ATTENTION_IMPLEMENTATIONS = ("explicit", "fused")
+# "gelu" is the exact x * Phi(x) of Hendrycks & Gimpel, which the paper cites (§3.3 of BERT, appendix A.2) and
+# which Hugging Face checkpoints declare as hidden_act="gelu". "gelu_approximate" is the tanh approximation
+# used by the original TensorFlow code and by keras-hub; the two differ by up to ~1e-3 per activation.
+ACTIVATIONS = ("gelu", "gelu_approximate")
 
 # (num_layers, hidden_dim). Heads are hidden_dim / 64 and the FFN is 4 * hidden_dim, as in the paper's
 # BASE/LARGE (§3) and in Turc et al. 2019, "Well-Read Students Learn Better" (the compact BERTs).
@@ -33,6 +37,7 @@ class BertConfig:
         layer_norm_epsilon: float, defaults to 1e-12, as in the released checkpoints.
         attention: "explicit" (softmax(QK^T / sqrt(d)) V written out, can return probabilities for plots)
             or "fused" (`keras.ops.dot_product_attention`). Same weights, same numbers.
+        activation: "gelu" (exact, the default) or "gelu_approximate" (tanh form, as keras-hub).
 
     Example:
     >>> BertConfig.preset("base").num_params()
@@ -49,6 +54,7 @@ class BertConfig:
     dropout: float = 0.1
     layer_norm_epsilon: float = 1e-12
     attention: str = "explicit"
+    activation: str = "gelu"
 
     def __post_init__(self):
         for name in ("num_layers", "num_heads", "hidden_dim", "intermediate_dim", "vocabulary_size",
@@ -69,6 +75,9 @@ class BertConfig:
             raise ValueError(
                 f"BertConfig.attention must be one of {ATTENTION_IMPLEMENTATIONS}, got {self.attention!r}."
             )
+
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"BertConfig.activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
 
     @property
     def head_dim(self):

@@ -62,6 +62,9 @@ class BertEmbedding(keras.layers.Layer):
         x = self.token_embedding(token_ids) + positions[None] + self.segment_embedding(segment_ids)
         return self.dropout_layer(self.layer_norm(x), training=training)  # (batch, seq, hidden)
 
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+        return (*token_ids_shape, self.hidden_dim)
+
     def get_config(self):
         config = super().get_config()
         config.update(vocabulary_size=self.vocabulary_size, hidden_dim=self.hidden_dim,
@@ -173,6 +176,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         dropout: float, defaults to 0.1.
         layer_norm_epsilon: float, defaults to 1e-12.
         attention: "explicit" or "fused", see `MultiHeadSelfAttention`.
+        activation: "gelu" (exact, defaults) or "gelu_approximate" (tanh form).
 
     Example:
     >>> block = TransformerEncoderBlock(hidden_dim=8, num_heads=2, intermediate_dim=32)
@@ -181,11 +185,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
     """
 
     def __init__(self, hidden_dim, num_heads, intermediate_dim, dropout=0.1, layer_norm_epsilon=1e-12,
-                 attention="explicit", **kwargs):
+                 attention="explicit", activation="gelu", **kwargs):
         super().__init__(**kwargs)
         self.hidden_dim = hidden_dim
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
+        self.activation = activation
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.attention = attention
@@ -217,7 +222,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if return_attention_scores:
             attended, probabilities = attended
         x = self.attention_layer_norm(x + self.dropout_layer(attended, training=training))
-        hidden = keras.activations.gelu(self.intermediate_dense(x), approximate=False)  # (batch, seq, 4H)
+        hidden = keras.activations.gelu(self.intermediate_dense(x),
+                                        approximate=self.activation == "gelu_approximate")  # (batch, seq, 4H)
         x = self.output_layer_norm(x + self.dropout_layer(self.output_dense(hidden), training=training))
         return (x, probabilities) if return_attention_scores else x  # (batch, seq, hidden)
 
@@ -225,5 +231,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
         config = super().get_config()
         config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads,
                       intermediate_dim=self.intermediate_dim, dropout=self.dropout,
-                      layer_norm_epsilon=self.layer_norm_epsilon, attention=self.attention)
+                      layer_norm_epsilon=self.layer_norm_epsilon, attention=self.attention,
+                      activation=self.activation)
         return config

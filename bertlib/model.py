@@ -45,7 +45,8 @@ class BertBackbone(keras.Model):
         encoder_blocks = [
             TransformerEncoderBlock(
                 config.hidden_dim, config.num_heads, config.intermediate_dim, dropout=config.dropout,
-                layer_norm_epsilon=config.layer_norm_epsilon, attention=config.attention, dtype=dtype,
+                layer_norm_epsilon=config.layer_norm_epsilon, attention=config.attention,
+                activation=config.activation, dtype=dtype,
                 name=f"encoder_block_{index}")
             for index in range(config.num_layers)
         ]

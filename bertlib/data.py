@@ -1,0 +1,271 @@
+"""Pretraining data: NSP instances as arrays, a tf.data pipeline with dynamic masking, and TFRecords (§3, A.2).
+
+The flow is the one of the original `create_pretraining_data.py`, split so each step can be read alone:
+
+    documents --(bertlib.nsp)--> instances --instances_to_arrays--> arrays --pretraining_dataset--> batches
+                                                                          \\--write_tfrecords--> shards
+
+`arrays` is a dict of numpy arrays: (n, seq) int32 `token_ids, segment_ids, padding_mask`, (n,) int32
+`next_sentence_labels` (1 = NotNext, i.e. `is_random_next`) and, for statically masked data, (n, predictions)
+`mask_positions, mask_ids` (int32) and `mask_weights` (float32).
+
+The command `bertlib data` builds the arrays from a corpus and writes them as sharded TFRecords.
+"""
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
+MASK_KEYS = ("mask_positions", "mask_ids", "mask_weights")
+
+# Our names -> the feature names of the original create_pretraining_data.py TFRecords.
+TFRECORD_NAMES = {"token_ids": "input_ids", "padding_mask": "input_mask", "segment_ids": "segment_ids",
+                  "mask_positions": "masked_lm_positions", "mask_ids": "masked_lm_ids",
+                  "mask_weights": "masked_lm_weights", "next_sentence_labels": "next_sentence_labels"}
+
+
+def default_tokenizer():
+    """The `WordPieceTokenizer` of the real uncased BERT vocabulary (vocab.txt of `resources.minilm_dir()`)."""
+    from bertlib.resources import minilm_dir
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    return WordPieceTokenizer.from_vocab_file(minilm_dir() / "vocab.txt")
+
+
+def instances_to_arrays(instances, max_seq_length):
+    """Pad NSP instances (dicts from `bertlib.nsp.create_nsp_instances`) into fixed-shape numpy arrays.
+
+    Returns (n, max_seq_length) int32 `token_ids`, `segment_ids`, `padding_mask` (1 real, 0 pad; padding
+    id 0 is [PAD]) and (n,) int32 `next_sentence_labels` (1 when `is_random_next`).
+    """
+    if not instances:
+        raise ValueError("instances is empty: there is nothing to pad into arrays.")
+    count = len(instances)
+    arrays = {key: np.zeros((count, max_seq_length), dtype=np.int32) for key in SEQUENCE_KEYS}
+    for row, instance in enumerate(instances):
+        length = len(instance["token_ids"])
+        if length > max_seq_length or len(instance["segment_ids"]) != length:
+            raise ValueError(f"instance {row} has {length} tokens and {len(instance['segment_ids'])} "
+                             f"segment ids; expected equal lengths of at most max_seq_length={max_seq_length}.")
+        arrays["token_ids"][row, :length] = instance["token_ids"]
+        arrays["segment_ids"][row, :length] = instance["segment_ids"]
+        arrays["padding_mask"][row, :length] = 1
+    arrays["next_sentence_labels"] = np.array([int(instance["is_random_next"]) for instance in instances],
+                                              dtype=np.int32)
+    return arrays
+
+
+def build_pretraining_arrays(documents, tokenizer, max_seq_length=128, dupe_factor=1, short_seq_prob=0.1,
+                             seed=0, progress=False):
+    """Documents of sentences -> shuffled NSP arrays, as the original `create_training_instances`.
+
+    Each sentence is tokenized once; instance creation then runs `dupe_factor` times with seeds
+    `seed, seed + 1, ...`, so each copy cuts chunks, picks random B's and truncates differently (and,
+    with static masking, gets a different mask). The instances are shuffled with `seed`.
+
+    Args:
+        documents: list of documents, each a list of sentence strings.
+        tokenizer: `WordPieceTokenizer`.
+        max_seq_length: int, defaults to 128.
+        dupe_factor: int, defaults to 1.
+        short_seq_prob: float, defaults to 0.1.
+        seed: int, defaults to 0.
+        progress: bool, show tqdm progress bars.
+    """
+    from bertlib import nsp
+
+    if dupe_factor < 1:
+        raise ValueError(f"dupe_factor={dupe_factor} must be at least 1.")
+    token_documents = nsp.tokenize_documents(documents, tokenizer, progress=progress)
+    instances = []
+    for copy in range(dupe_factor):
+        instances.extend(nsp.create_nsp_instances_from_ids(
+            token_documents, tokenizer.cls_id, tokenizer.sep_id, max_seq_length=max_seq_length,
+            short_seq_prob=short_seq_prob, seed=seed + copy))
+    arrays = instances_to_arrays(instances, max_seq_length)
+    order = np.random.default_rng(seed).permutation(len(instances))
+    return {key: value[order] for key, value in arrays.items()}
+
+
+def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True):
+    """A tf.data pipeline of fixed-shape pretraining batches with dynamic masking (§3.1, A.2).
+
+    Every batch is a dict of int32 (batch_size, seq) `token_ids, segment_ids, padding_mask`, int32
+    (batch_size, max_predictions) `mask_positions, mask_ids`, float32 `mask_weights` and int32 (batch_size,)
+    `next_sentence_labels`; the last incomplete batch of an epoch is dropped so every shape is static (TPUs
+    need that). Map it with `bertlib.model.pretraining_batch` for `BertPretrainer.fit`.
+
+    The pipeline is a pure function of `seed` and the batch number: epoch `e` is shuffled with seed
+    `(seed, e)` and batch `b` (counted from the start) is masked with seed `(seed, b)`. So each epoch gets
+    a fresh order and a fresh mask, two runs give the same batches, and `dataset.skip(n)` yields exactly the
+    batches n, n+1, ... (resuming training after n steps).
+
+    Args:
+        arrays: dict of numpy arrays (see the module docstring), e.g. from `build_pretraining_arrays` or
+            `read_tfrecords`. Kept in memory as constants.
+        batch_size: int.
+        masker: `bertlib.masking.MaskedLMMasker`, or None to use the static mask stored in `arrays`.
+        seed: non-negative int, defaults to 0.
+        shuffle: bool, defaults to True (reshuffle every epoch).
+        repeat: bool, defaults to True (endless); False gives one epoch.
+
+    Example:
+    >>> dataset = pretraining_dataset(arrays, 32, MaskedLMMasker.from_tokenizer(tokenizer), seed=0)
+    >>> pretrainer.fit(dataset.map(pretraining_batch), steps_per_epoch=100, epochs=3)
+    """
+    import tensorflow as tf
+
+    missing = [key for key in SEQUENCE_KEYS + ("next_sentence_labels",) if key not in arrays]
+    if masker is None:
+        missing += [key for key in MASK_KEYS if key not in arrays]
+    if missing:
+        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS + ('next_sentence_labels',)}"
+                         + (" and a static mask (or pass a masker)" if masker is None else "") + ".")
+    if seed < 0:
+        raise ValueError(f"seed={seed} must be a non-negative int.")
+    count = len(arrays["token_ids"])
+    steps_per_epoch = count // batch_size
+    if batch_size < 1 or steps_per_epoch == 0:
+        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
+
+    keys = SEQUENCE_KEYS + ("next_sentence_labels",) + (MASK_KEYS if masker is None else ())
+    columns = {key: tf.constant(arrays[key]) for key in keys}
+    seq_length = arrays["token_ids"].shape[1]
+
+    def epoch_batches(epoch):
+        indices = tf.range(count, dtype=tf.int64)
+        if shuffle:
+            indices = tf.random.experimental.stateless_shuffle(indices, seed=tf.stack([tf.constant(seed, tf.int64), epoch]))
+        indices = tf.reshape(indices[:steps_per_epoch * batch_size], (steps_per_epoch, batch_size))
+        return tf.data.Dataset.from_tensor_slices(indices)
+
+    def make_batch(batch_number, indices):
+        features = {key: tf.gather(column, indices) for key, column in columns.items()}
+        if masker is not None:
+            features.update(masker(tf.ensure_shape(features["token_ids"], (batch_size, seq_length)),
+                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number])))
+        return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
+                for key, value in features.items()}
+
+    epochs = tf.data.Dataset.counter() if repeat else tf.data.Dataset.range(1)
+    dataset = epochs.flat_map(epoch_batches).enumerate()
+    dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
+    """Write `arrays` as `num_shards` TFRecord files holding the original create_pretraining_data features.
+
+    Features: `input_ids`, `input_mask`, `segment_ids`, `next_sentence_labels` and, when `arrays` holds a
+    static mask, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`. Example i goes to shard
+    i % num_shards. Each shard is written to a temporary file in `out_dir`, then renamed (atomic).
+    Returns the list of shard paths.
+    """
+    import tensorflow as tf
+
+    count = len(arrays["token_ids"])
+    if not 1 <= num_shards <= count:
+        raise ValueError(f"num_shards={num_shards} must be between 1 and the number of examples ({count}).")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keys = [key for key in TFRECORD_NAMES if key in arrays]
+
+    def feature(key, row):
+        values = np.atleast_1d(arrays[key][row])
+        if key == "mask_weights":
+            return tf.train.Feature(float_list=tf.train.FloatList(value=values.tolist()))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values.tolist()))
+
+    paths = []
+    for shard in range(num_shards):
+        path = out_dir / f"{prefix}-{shard:05d}-of-{num_shards:05d}.tfrecord"
+        handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(handle)
+        try:
+            with tf.io.TFRecordWriter(temporary) as writer:
+                for row in range(shard, count, num_shards):
+                    example = tf.train.Example(features=tf.train.Features(
+                        feature={TFRECORD_NAMES[key]: feature(key, row) for key in keys}))
+                    writer.write(example.SerializeToString())
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        paths.append(path)
+    return paths
+
+
+def read_tfrecords(path):
+    """Read TFRecords written by `write_tfrecords` (or the original code) back into `arrays`.
+
+    `path` is one .tfrecord file or a folder (all its *.tfrecord files, sorted). Shapes are taken from the
+    first example. Rows come shard by shard, so their order differs from the written arrays when
+    num_shards > 1.
+    """
+    import tensorflow as tf
+
+    path = Path(path)
+    files = sorted(str(file) for file in path.glob("*.tfrecord")) if path.is_dir() else [str(path)]
+    if not files or not Path(files[0]).is_file():
+        raise FileNotFoundError(f"No .tfrecord files at {path}; expected a file or a folder of shards.")
+    first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(files[0]).take(1))).numpy())
+    stored = first.features.feature
+    spec = {}
+    for key, name in TFRECORD_NAMES.items():
+        if name in stored:
+            values = stored[name].float_list.value if key == "mask_weights" else stored[name].int64_list.value
+            shape = () if key == "next_sentence_labels" else (len(values),)
+            spec[name] = tf.io.FixedLenFeature(shape, tf.float32 if key == "mask_weights" else tf.int64)
+    columns = {name: [] for name in spec}
+    for batch in tf.data.TFRecordDataset(files).batch(4096).map(lambda records: tf.io.parse_example(records,
+                                                                                                     spec)):
+        for name, value in batch.items():
+            columns[name].append(value.numpy())
+    names = {name: key for key, name in TFRECORD_NAMES.items()}
+    return {names[name]: np.concatenate(values).astype(np.float32 if name == "masked_lm_weights" else np.int32)
+            for name, values in columns.items()}
+
+
+def add_arguments(parser):
+    parser.add_argument("--corpus", nargs="+", default=["python-docs"],
+                        help="'python-docs' (the embedded corpus) or text files: one sentence per line, "
+                             "blank lines between documents")
+    parser.add_argument("--vocab", default=None, help="vocab.txt (default: the real uncased BERT vocabulary)")
+    parser.add_argument("--out", required=True, help="output folder for the TFRecord shards")
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument("--dupe-factor", type=int, default=1)
+    parser.add_argument("--short-seq-prob", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-shards", type=int, default=1)
+    parser.add_argument("--static-masking", action="store_true",
+                        help="mask once and store masked_lm_* features (default: leave masking to training)")
+    parser.add_argument("--max-predictions", type=int, default=20, help="prediction slots per sequence")
+
+
+def run(args):
+    from bertlib import corpora
+    from bertlib.masking import MaskedLMMasker
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    documents = corpora.python_docs() if args.corpus == ["python-docs"] else corpora.text_files(args.corpus)
+    tokenizer = (WordPieceTokenizer.from_vocab_file(args.vocab) if args.vocab else default_tokenizer())
+    arrays = build_pretraining_arrays(documents, tokenizer, max_seq_length=args.max_seq_length,
+                                      dupe_factor=args.dupe_factor, short_seq_prob=args.short_seq_prob,
+                                      seed=args.seed, progress=True)
+    if args.static_masking:
+        masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=args.max_predictions, seed=args.seed)
+        masked = masker(arrays["token_ids"])
+        arrays.update(masked)
+    paths = write_tfrecords(arrays, args.out, num_shards=args.num_shards)
+    summary = {"instances": len(arrays["token_ids"]), "documents": len(documents),
+               "tokens": int(arrays["padding_mask"].sum()),
+               "random_next_fraction": round(float(arrays["next_sentence_labels"].mean()), 4),
+               "max_seq_length": args.max_seq_length, "static_masking": args.static_masking,
+               "shards": [str(path) for path in paths]}
+    print(json.dumps(summary), file=sys.stdout)
+    return 0

@@ -1,0 +1,205 @@
+"""Where pretraining runs: one CPU, several GPUs, several machines or a TPU (appendix A.2: "4 Cloud TPUs in
+Pod configuration (16 TPU chips total)" for BERT_BASE, 16 Pods for BERT_LARGE).
+
+`get_strategy(kind)` returns a `tf.distribute.Strategy` for the TensorFlow backend. Every replica holds a
+copy of the weights and gets `global_batch / replicas` examples of each batch; gradients are averaged over
+replicas, so the step is the same as one device running the whole global batch (up to float rounding and
+the per-replica mean of the masked-LM loss, see `tests/test_distribute.py`).
+
+On the JAX backend the same data parallelism is `keras.distribution.DataParallel`; `data_parallel()`
+returns it (`bertlib.training.pretrain` sets it when there is more than one device).
+
+Example:
+>>> strategy = get_strategy("auto")          # TPU if present, else all GPUs, else the CPU
+>>> per_replica_batch_size(256, strategy)     # 32 on 8 TPU cores
+"""
+
+import json
+import os
+
+STRATEGY_KINDS = ("auto", "tpu", "gpus", "multiworker", "mirrored-cpu", "cpu")
+
+
+def get_strategy(kind="auto", tpu=None):
+    """A `tf.distribute.Strategy` for `kind`.
+
+    Args:
+        kind: str, defaults to "auto". One of
+            "tpu": a TPU found with `TPUClusterResolver`: `tpu=None` or "" finds a Colab TPU (from the
+                environment variables `COLAB_TPU_ADDR` or `TPU_NAME`), "local" is the TPU of a Cloud TPU VM,
+                any other string is the name (or grpc:// address) of a TPU or TPU Pod slice;
+            "gpus": `MirroredStrategy` over every local GPU;
+            "multiworker": `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
+            "mirrored-cpu": `MirroredStrategy` over the logical CPUs (split first with
+                `split_cpu(n)`, before TensorFlow starts), for tests of the multi-replica path;
+            "cpu": one CPU device;
+            "auto": the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
+        tpu: str or None, the TPU to use for "tpu" (and for "auto", where a value forces the TPU).
+
+    Returns:
+        the strategy; `strategy.num_replicas_in_sync` is the number of replicas.
+    """
+    if kind not in STRATEGY_KINDS:
+        raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    import tensorflow as tf
+
+    if kind == "auto":
+        kind = _detect_kind(tpu)
+        if kind == "one-gpu":
+            return tf.distribute.OneDeviceStrategy("/gpu:0")
+    if kind == "tpu":
+        return _tpu_strategy(tpu)
+    if kind == "gpus":
+        gpus = tf.config.list_logical_devices("GPU")
+        if not gpus:
+            raise RuntimeError("strategy 'gpus' needs at least one GPU, but TensorFlow sees none "
+                               "(tf.config.list_logical_devices('GPU') is empty). Use 'cpu' or 'auto'.")
+        return tf.distribute.MirroredStrategy([gpu.name for gpu in gpus])
+    if kind == "multiworker":
+        _check_tf_config()
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    if kind == "mirrored-cpu":
+        cpus = tf.config.list_logical_devices("CPU")
+        if len(cpus) < 2:
+            raise RuntimeError(
+                f"strategy 'mirrored-cpu' needs at least 2 logical CPU devices, TensorFlow has {len(cpus)}. "
+                "Call bertlib.distribute.split_cpu(2) before TensorFlow runs anything (in a fresh process).")
+        return tf.distribute.MirroredStrategy([cpu.name for cpu in cpus])
+    return tf.distribute.OneDeviceStrategy("/cpu:0")
+
+
+def _detect_kind(tpu):
+    import tensorflow as tf
+
+    if tpu or os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME"):
+        return "tpu"
+    if tf.config.list_physical_devices("TPU"):  # a Cloud TPU VM: the TPU is a local device
+        return "tpu"
+    gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) > 1:
+        return "gpus"
+    if len(gpus) == 1:
+        return "one-gpu"
+    if os.environ.get("TF_CONFIG"):
+        return "multiworker"
+    return "cpu"
+
+
+def tpu_address(tpu=None):
+    """What to give `TPUClusterResolver`: "local" on a TPU VM, a name or grpc:// address, or None (Colab).
+
+    With `tpu` None or "", the Colab runtime's `COLAB_TPU_ADDR` (host:port) becomes `grpc://host:port`,
+    else `TPU_NAME` is used; without either, a clear error says how to name the TPU.
+    """
+    if tpu:
+        return tpu
+    if os.environ.get("COLAB_TPU_ADDR"):
+        return "grpc://" + os.environ["COLAB_TPU_ADDR"]
+    if os.environ.get("TPU_NAME"):
+        return os.environ["TPU_NAME"]
+    raise RuntimeError(
+        "No TPU given and none found: COLAB_TPU_ADDR and TPU_NAME are unset. On Colab choose a TPU runtime; "
+        "on a Cloud TPU VM pass tpu='local' (--tpu local); for a TPU or Pod slice pass its name.")
+
+
+def _tpu_strategy(tpu):
+    import tensorflow as tf
+
+    address = tpu_address(tpu)
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=address)
+    except ValueError as error:
+        raise RuntimeError(f"Could not find the TPU {address!r}: {error}") from error
+    if address != "local":  # a TPU VM runs the TPU in-process; a remote TPU needs a connection first
+        tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def _check_tf_config():
+    text = os.environ.get("TF_CONFIG")
+    if not text:
+        raise RuntimeError("strategy 'multiworker' needs the TF_CONFIG environment variable "
+                           '(e.g. {"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+                           '"task": {"type": "worker", "index": 0}}) on every machine.')
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RuntimeError(f"TF_CONFIG is not valid JSON ({error}): {text!r}") from error
+    if "cluster" not in config or "task" not in config:
+        raise RuntimeError(f"TF_CONFIG must have 'cluster' and 'task' keys, got {sorted(config)}.")
+
+
+def split_cpu(num_devices):
+    """Split the CPU into `num_devices` logical devices, so that `mirrored-cpu` has replicas to mirror.
+
+    Must run before TensorFlow initializes its devices (in a fresh process, before any tensor is made).
+    """
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
+
+
+def num_replicas(strategy):
+    """Replicas of a `tf.distribute.Strategy`, of a `keras.distribution` (devices), or an int itself."""
+    if isinstance(strategy, int):
+        return strategy
+    if hasattr(strategy, "num_replicas_in_sync"):
+        return strategy.num_replicas_in_sync
+    return len(strategy.device_mesh.devices.flatten())
+
+
+def per_replica_batch_size(global_batch, strategy):
+    """Examples each replica sees per step: `global_batch / replicas`, which must divide exactly.
+
+    The paper's batch is global (256 sequences per step over all chips, A.2), so a run keeps the same step
+    when it moves to more chips; each replica's share must be a whole number.
+    """
+    replicas = num_replicas(strategy)
+    if global_batch % replicas:
+        raise ValueError(
+            f"The global batch size {global_batch} does not split over {replicas} replicas "
+            f"({global_batch} / {replicas} is not a whole number). Use a multiple of {replicas}, "
+            f"e.g. {max(replicas, global_batch // replicas * replicas)}.")
+    return global_batch // replicas
+
+
+def is_tpu(strategy):
+    return type(strategy).__name__.startswith("TPUStrategy")
+
+
+def check_static_shapes(dataset):
+    """Raise when a dataset element has an unknown dimension: TPUs compile one program for fixed shapes.
+
+    `bertlib.data.pretraining_dataset` batches with drop_remainder, so its shapes are fully known.
+    """
+    import tensorflow as tf
+
+    for path, spec in _flatten_specs(dataset.element_spec):
+        if isinstance(spec, tf.TensorSpec) and not spec.shape.is_fully_defined():
+            raise ValueError(
+                f"Dataset element {path!r} has shape {spec.shape}; a TPU needs fixed shapes. Batch with "
+                "drop_remainder=True and pad every sequence to the same length.")
+
+
+def _flatten_specs(spec, path=""):
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            yield from _flatten_specs(value, f"{path}/{key}" if path else key)
+    elif isinstance(spec, (tuple, list)):
+        for index, value in enumerate(spec):
+            yield from _flatten_specs(value, f"{path}/{index}" if path else str(index))
+    elif spec is not None:
+        yield path, spec
+
+
+def data_parallel():
+    """`keras.distribution.DataParallel` over every JAX device, or None when there is only one."""
+    import keras
+
+    devices = keras.distribution.list_devices()
+    if len(devices) < 2:
+        return None
+    return keras.distribution.DataParallel(devices=devices)

@@ -1,0 +1,484 @@
+"""Fine-tuning (§3.2 "Fine-tuning BERT", §4, appendix A.3) and the `bertlib finetune` command.
+
+One small head goes on the pretrained encoder (`bertlib.tasks.heads`, figure 4) and every parameter is trained
+end to end for a few epochs with a small learning rate: AdamW, warmup over the first 10% of steps, then linear
+decay. `finetune()` reads a task's files (`bertlib.tasks`), builds the model from INIT, trains, and returns the
+dev metrics of `bertlib.metrics`; with a grid it runs appendix A.3's search and keeps the best run on dev.
+
+INIT is one of:
+- a preset name ("tiny", ..., "base"): random initialization, the real uncased vocabulary;
+- a `.keras` file from `bertlib pretrain` (a BertBackbone, a BertPretrainer or any model with a `.backbone`),
+  with the `vocab.txt` beside it (else the real uncased vocabulary);
+- a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt).
+"""
+
+import dataclasses
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bertlib import metrics, tasks
+
+WARMUP_FRACTION = 0.1  # the released fine-tuning code warms up over the first 10% of steps
+# Appendix A.3: "Batch size: 16, 32; Learning rate (Adam): 5e-5, 3e-5, 2e-5; Number of epochs: 2, 3, 4".
+PAPER_GRID = {"batch_size": (16, 32), "learning_rate": (5e-5, 3e-5, 2e-5), "epochs": (2, 3, 4)}
+LENGTH_MULTIPLE = 16  # batches are cut to their longest sequence rounded up to this: few distinct shapes
+SORTING_POOL_BATCHES = 50  # training batches are formed from length-sorted pools of this many batches
+
+
+# INIT: a preset, a .keras file or a Hugging Face folder -------------------------------------------------------
+
+def load_init(init):
+    """`(backbone, tokenizer)` for INIT (see the module docstring); a clear error when INIT is none of them."""
+    from bertlib.config import BertConfig
+    from bertlib.data import default_tokenizer
+    from bertlib.model import BertBackbone
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    path = Path(init)
+    if str(init) in BertConfig.preset_names() and not path.exists():
+        tokenizer = default_tokenizer()
+        backbone = BertBackbone(BertConfig.preset(str(init), vocabulary_size=tokenizer.vocabulary_size))
+    elif path.is_dir():
+        from bertlib.checkpoint import load_hf_checkpoint
+
+        vocab_file = path / "vocab.txt"
+        if not (path / "config.json").is_file() or not vocab_file.is_file():
+            raise ValueError(f"INIT {path} is a folder but not a Hugging Face BERT checkpoint: expected "
+                             "config.json, model.safetensors and vocab.txt in it.")
+        backbone = load_hf_checkpoint(path)
+        tokenizer = WordPieceTokenizer.from_vocab_file(vocab_file, lowercase=_hf_lowercase(path))
+    elif path.suffix == ".keras" and path.is_file():
+        backbone = _backbone_from_keras_file(path, BertBackbone)
+        vocab_file = path.parent / "vocab.txt"
+        tokenizer = WordPieceTokenizer.from_vocab_file(vocab_file) if vocab_file.is_file() else default_tokenizer()
+    else:
+        raise ValueError(f"INIT {str(init)!r} is neither a preset name {BertConfig.preset_names()}, an existing "
+                         ".keras file saved by bertlib, nor a Hugging Face BERT folder (config.json, "
+                         "model.safetensors, vocab.txt).")
+    if tokenizer.vocabulary_size != backbone.config.vocabulary_size:
+        raise ValueError(f"INIT {init}: the vocabulary has {tokenizer.vocabulary_size} tokens but the model's "
+                         f"embedding has {backbone.config.vocabulary_size} rows; put the vocab.txt the model was "
+                         "trained with beside it.")
+    return backbone, tokenizer
+
+
+def _hf_lowercase(path):
+    config_file = path / "tokenizer_config.json"
+    if config_file.is_file():
+        return bool(json.loads(config_file.read_text(encoding="utf-8")).get("do_lower_case", True))
+    return True
+
+
+def _backbone_from_keras_file(path, backbone_class):
+    import keras
+
+    import bertlib.model
+    import bertlib.tasks.heads  # noqa: F401
+
+    try:
+        model = keras.saving.load_model(path, compile=False)
+    except Exception as error:  # keras raises many kinds for a file it cannot read
+        raise ValueError(f"INIT {path} could not be read as a Keras model ({type(error).__name__}: {error}); "
+                         "expected a .keras file saved by `bertlib pretrain` or `bertlib finetune`.") from error
+    backbone = model if isinstance(model, backbone_class) else getattr(model, "backbone", None)
+    if not isinstance(backbone, backbone_class):
+        raise ValueError(f"INIT {path} holds a {type(model).__name__}, not a BERT model: expected a BertBackbone "
+                         "or a model with one (a BertPretrainer or a fine-tuned bertlib model).")
+    return backbone
+
+
+# Data: features and targets per task ---------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class TaskData:
+    """Model inputs and targets for train and dev, plus what evaluation needs to score dev predictions."""
+
+    task: str
+    train_inputs: dict
+    train_targets: object
+    dev_inputs: dict
+    dev_targets: object
+    dev_extra: dict = dataclasses.field(default_factory=dict)  # SQuAD examples, MNLI mismatched, label names
+
+
+def _subset(count, limit, seed=None):
+    """Indices of at most `limit` of `count` items: a seeded random sample (training) or the first ones."""
+    if limit is None or limit >= count:
+        return np.arange(count)
+    if limit <= 0:
+        raise ValueError(f"The example limit must be positive, got {limit}.")
+    if seed is None:
+        return np.arange(limit)
+    return np.sort(np.random.default_rng(seed).permutation(count)[:limit])
+
+
+def prepare_data(task, data_dir, tokenizer, max_seq_length=128, max_train_examples=None, max_eval_examples=None,
+                 seed=0, doc_stride=128, max_query_length=64):
+    """Read and featurize the task's train and dev files (see `bertlib.tasks`)."""
+    tasks.check_task(task)
+    if task in tasks.GLUE_TASKS:
+        return _prepare_glue(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed)
+    if task == "swag":
+        contexts, candidates, labels = tasks.load_swag(tasks.swag_file(data_dir, "train"))
+        keep = _subset(len(labels), max_train_examples, seed)
+        train_inputs = tasks.pack_swag([contexts[i] for i in keep], [candidates[i] for i in keep], tokenizer,
+                                       max_seq_length)
+        contexts, candidates, dev_labels = tasks.load_swag(tasks.swag_file(data_dir, "dev"))
+        keep_dev = _subset(len(dev_labels), max_eval_examples)
+        dev_inputs = tasks.pack_swag([contexts[i] for i in keep_dev], [candidates[i] for i in keep_dev], tokenizer,
+                                     max_seq_length)
+        return TaskData(task, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev])
+    # SQuAD
+    train_examples, _ = tasks.load_squad(tasks.squad_file(task, data_dir, "train"))
+    train_examples = [train_examples[i] for i in _subset(len(train_examples), max_train_examples, seed)]
+    dev_examples, dev_dataset = tasks.load_squad(tasks.squad_file(task, data_dir, "dev"))
+    dev_examples = [dev_examples[i] for i in _subset(len(dev_examples), max_eval_examples)]
+    options = dict(max_seq_length=max_seq_length, doc_stride=doc_stride, max_query_length=max_query_length)
+    train = tasks.squad_features(train_examples, tokenizer, **options)
+    dev = tasks.squad_features(dev_examples, tokenizer, **options)
+    return TaskData(task, train.inputs, {"start_logits": train.start_positions, "end_logits": train.end_positions},
+                    dev.inputs, None, {"examples": dev_examples, "features": dev,
+                                       "dataset": _only_questions(dev_dataset, {e.qid for e in dev_examples})})
+
+
+def _prepare_glue(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed):
+    train = tasks.load_glue(task, data_dir, "train")
+    train = train.take(_subset(len(train), max_train_examples, seed))
+    dev = tasks.load_glue(task, data_dir, "dev")
+    dev = dev.take(_subset(len(dev), max_eval_examples))
+    extra = {"labels": tasks.GLUE_TASKS[task].labels}
+    if task == "mnli":
+        try:
+            mismatched = tasks.load_glue(task, data_dir, "dev_mismatched")
+        except FileNotFoundError:
+            mismatched = None  # reported when present
+        if mismatched is not None:
+            mismatched = mismatched.take(_subset(len(mismatched), max_eval_examples))
+            extra["mismatched"] = (tasks.pack_examples(mismatched, tokenizer, max_seq_length), mismatched.labels)
+    return TaskData(task, tasks.pack_examples(train, tokenizer, max_seq_length), train.labels,
+                    tasks.pack_examples(dev, tokenizer, max_seq_length), dev.labels, extra)
+
+
+def _only_questions(dataset, qids):
+    """The SQuAD "data" list reduced to the questions in `qids` (so a dev subset is scored on itself)."""
+    articles = []
+    for article in dataset:
+        paragraphs = [{**paragraph, "qas": [q for q in paragraph["qas"] if q["id"] in qids]}
+                      for paragraph in article["paragraphs"]]
+        paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
+        if paragraphs:
+            articles.append({**article, "paragraphs": paragraphs})
+    return articles
+
+
+def _batches(inputs, targets=None, batch_size=32, shuffle=False, seed=0, trim=True):
+    import keras
+
+    class LengthBucketedBatches(keras.utils.PyDataset):
+        """Batches cut to their longest sequence: most GLUE sentences are far shorter than max_seq_length, so
+        training on length-sorted pools (shuffled between and within epochs) saves most of the compute."""
+
+        def __init__(self):
+            super().__init__()
+            mask = inputs["padding_mask"]
+            self.lengths = mask.reshape(len(mask), -1, mask.shape[-1]).sum(axis=-1).max(axis=-1)
+            self.epoch = 0
+            self._make_batches()
+
+        def _make_batches(self):
+            count = len(self.lengths)
+            if shuffle:
+                rng = np.random.default_rng((seed, self.epoch))
+                order = rng.permutation(count)
+                pool = batch_size * SORTING_POOL_BATCHES
+                order = np.concatenate([chunk[np.argsort(self.lengths[chunk], kind="stable")]
+                                        for chunk in np.split(order, range(pool, count, pool))])
+                batches = [order[start:start + batch_size] for start in range(0, count, batch_size)]
+                self.batches = [batches[i] for i in rng.permutation(len(batches))]
+            else:
+                order = np.argsort(self.lengths, kind="stable") if trim else np.arange(count)
+                self.batches = [order[start:start + batch_size] for start in range(0, count, batch_size)]
+            self.order = np.concatenate(self.batches)
+
+        def __len__(self):
+            return len(self.batches)
+
+        def __getitem__(self, index):
+            rows = self.batches[index]
+            length = inputs["padding_mask"].shape[-1]
+            if trim:
+                length = min(length, -(-int(self.lengths[rows].max()) // LENGTH_MULTIPLE) * LENGTH_MULTIPLE)
+            x = {name: array[rows][..., :length] for name, array in inputs.items()}
+            if targets is None:
+                return x
+            if isinstance(targets, dict):
+                return x, {name: array[rows] for name, array in targets.items()}
+            return x, targets[rows]
+
+        def on_epoch_end(self):
+            self.epoch += 1
+            self._make_batches()
+
+    return LengthBucketedBatches()
+
+
+def _predict(model, inputs, batch_size, trim=True):
+    """Predictions in the order of `inputs` (batches are length-sorted for speed, then put back)."""
+    batches = _batches(inputs, batch_size=batch_size, trim=trim)
+    outputs = model.predict(batches, verbose=0)
+    unsort = np.argsort(batches.order)
+    if isinstance(outputs, dict):
+        return {name: np.asarray(value)[unsort] for name, value in outputs.items()}
+    return np.asarray(outputs)[unsort]
+
+
+# Model, training and evaluation -------------------------------------------------------------------------------
+
+def build_model(task, backbone):
+    """The backbone with the task's head (§4, figure 4)."""
+    from bertlib.tasks.heads import BertClassifier, BertMultipleChoice, BertSpanExtractor
+
+    dropout = backbone.config.dropout
+    if task in tasks.GLUE_TASKS:
+        return BertClassifier(backbone, tasks.num_labels(task), dropout=dropout, name=f"{task}_classifier")
+    if task == "swag":
+        return BertMultipleChoice(backbone, dropout=dropout, name="swag_multiple_choice")
+    return BertSpanExtractor(backbone, name=f"{task}_span_extractor")
+
+
+def _compile(model, task, learning_rate, total_steps):
+    import keras
+
+    from bertlib.training import make_optimizer
+
+    optimizer = make_optimizer(learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
+                               total_steps=total_steps)
+    if task == "stsb":
+        model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError())
+    elif task.startswith("squad"):
+        # The released code averages the start and end cross-entropies.
+        cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        model.compile(optimizer=optimizer, loss={"start_logits": cross_entropy, "end_logits": cross_entropy},
+                      loss_weights={"start_logits": 0.5, "end_logits": 0.5})
+    else:
+        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+
+
+def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length=30,
+             null_score_diff_threshold=0.0):
+    """Dev metrics and predictions: `(metrics dict, predictions)`."""
+    if task.startswith("squad"):
+        features, examples = data.dev_extra["features"], data.dev_extra["examples"]
+        logits = _predict(model, data.dev_inputs, batch_size, trim=False)
+        answers, null_score_diffs = tasks.squad_predictions(
+            examples, features, logits["start_logits"], logits["end_logits"], n_best_size=n_best_size,
+            max_answer_length=max_answer_length, version_2=task == "squad_v2",
+            null_score_diff_threshold=null_score_diff_threshold)
+        scores = metrics.squad_evaluate(data.dev_extra["dataset"], answers)
+        return scores, {"answers": answers, "null_score_diffs": null_score_diffs}
+    outputs = _predict(model, data.dev_inputs, batch_size)
+    predictions = outputs[:, 0] if task == "stsb" else outputs.argmax(axis=-1)
+    scores = metrics.compute_metrics(task, data.dev_targets, predictions)
+    result = {"dev": predictions}
+    if "mismatched" in data.dev_extra:
+        inputs, labels = data.dev_extra["mismatched"]
+        result["dev_mismatched"] = _predict(model, inputs, batch_size).argmax(axis=-1)
+        scores["accuracy_mismatched"] = metrics.accuracy(labels, result["dev_mismatched"])
+    return scores, result
+
+
+def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=2,
+                       **evaluation_options):
+    """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`."""
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    model = build_model(task, backbone)
+    train = _batches(data.train_inputs, data.train_targets, batch_size, shuffle=True, seed=seed,
+                     trim=not task.startswith("squad"))
+    _compile(model, task, learning_rate, total_steps=epochs * len(train))
+    start = time.process_time()
+    history = model.fit(train, epochs=epochs, verbose=verbose)
+    train_cpu_seconds = time.process_time() - start
+    scores, predictions = evaluate(task, model, data, **evaluation_options)
+    result = {"task": task, **scores, "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
+              "train_examples": len(data.train_inputs["token_ids"]), "final_train_loss":
+              float(history.history["loss"][-1]), "train_cpu_seconds": round(train_cpu_seconds, 1)}
+    return model, result, predictions
+
+
+def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
+    """The runs of a hyperparameter search as a list of dicts (batch_size, learning_rate, epochs).
+
+    An empty `spec` is appendix A.3's full grid (18 runs). Otherwise `spec` lists values per name, e.g.
+    "batch_size=16,32;learning_rate=2e-5;epochs=2,3"; a name left out keeps the single value passed here.
+    """
+    values = {"batch_size": (batch_size,), "learning_rate": (learning_rate,), "epochs": (epochs,)}
+    if not spec.strip():
+        values = dict(PAPER_GRID)
+    for part in filter(str.strip, spec.split(";")):
+        name, equals, listed = part.partition("=")
+        name = name.strip().replace("-", "_")
+        if name not in PAPER_GRID or not equals:
+            raise ValueError(f"Grid part {part!r} is not NAME=V1,V2 with NAME one of {list(PAPER_GRID)}.")
+        cast = float if name == "learning_rate" else int
+        try:
+            values[name] = tuple(cast(value) for value in listed.split(",") if value.strip())
+        except ValueError as error:
+            raise ValueError(f"Grid part {part!r}: {error}; expected comma-separated numbers.") from error
+        if not values[name] or min(values[name]) <= 0:
+            raise ValueError(f"Grid part {part!r} needs at least one positive value.")
+    names = list(PAPER_GRID)
+    return [dict(zip(names, combination)) for combination in itertools.product(*(values[n] for n in names))]
+
+
+def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
+             output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
+             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=2,
+             log=None):
+    """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
+
+    Args:
+        task: a GLUE task ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"), "squad_v1",
+            "squad_v2" or "swag".
+        data_dir: the GLUE folder (or the task's folder), the SQuAD folder (or one JSON file, used for train
+            and dev), or the SWAG folder (train.csv, val.csv).
+        init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
+        epochs, batch_size, learning_rate: the fine-tuning hyperparameters (appendix A.3).
+        max_seq_length: int, defaults to 128.
+        seed: int. Seeds the head, dropout, the training subset and the shuffling.
+        output_dir: optional folder for the model (`model.keras`), its `vocab.txt`, the dev predictions and
+            `metrics.json`.
+        grid: None (one run), "" (appendix A.3's 18 runs) or a subset spec (`parse_grid`).
+        max_train_examples: optional size of a seeded random training subset.
+        max_eval_examples: optional number of the first dev examples to score.
+        doc_stride, max_query_length, n_best_size, max_answer_length, null_score_diff_threshold: SQuAD.
+        verbose: Keras' fit verbosity.
+        log: optional callable taking each finished run's result dict (the CLI prints them).
+
+    Example:
+    >>> finetune("sst2", "shared/data/glue", "tiny", epochs=1, max_train_examples=64)["accuracy"]
+    """
+    tasks.check_task(task)
+    backbone, tokenizer = load_init(init)
+    if max_seq_length > backbone.config.max_sequence_length:
+        raise ValueError(f"max_seq_length={max_seq_length} exceeds the model's {backbone.config.max_sequence_length} "
+                         "learned positions.")
+    data = prepare_data(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed,
+                        doc_stride, max_query_length)
+    settings = ([dict(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate)] if grid is None
+                else parse_grid(grid, batch_size=batch_size, learning_rate=learning_rate, epochs=epochs))
+    runs, best = [], None
+    for index, setting in enumerate(settings):
+        if index > 0:
+            backbone, _ = load_init(init)  # every run starts from INIT's weights
+        model, result, predictions = train_and_evaluate(
+            task, data, backbone, seed=seed, verbose=verbose, n_best_size=n_best_size,
+            max_answer_length=max_answer_length, null_score_diff_threshold=null_score_diff_threshold, **setting)
+        runs.append(result)
+        if log is not None:
+            log(result)
+        if best is None or metrics.selection_score(task, result) > metrics.selection_score(task, best[1]):
+            best = (model, result, predictions)
+    model, result, predictions = best
+    if grid is not None:
+        result = {**result, "runs": runs}
+    if output_dir is not None:
+        save_outputs(Path(output_dir), task, model, tokenizer, result, predictions, data)
+    return result
+
+
+# Outputs -------------------------------------------------------------------------------------------------------
+
+def _atomic_write(path, write):
+    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    os.close(descriptor)
+    try:
+        write(temporary)
+        os.chmod(temporary, 0o644)  # mkstemp creates the file private to its owner
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _write_text(path, text):
+    _atomic_write(path, lambda temporary: Path(temporary).write_text(text, encoding="utf-8"))
+
+
+def save_outputs(output_dir, task, model, tokenizer, result, predictions, data):
+    """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json`."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(output_dir / "model.keras", model.save)
+    _write_text(output_dir / "vocab.txt", "".join(f"{token}\n" for token in tokenizer.vocabulary))
+    if task.startswith("squad"):
+        _write_text(output_dir / "predictions.json", json.dumps(predictions["answers"], indent=2) + "\n")
+        if task == "squad_v2":
+            _write_text(output_dir / "null_odds.json", json.dumps(predictions["null_score_diffs"], indent=2) + "\n")
+    else:
+        label_names = data.dev_extra.get("labels")
+        for split, values in predictions.items():
+            rows = [_prediction_text(value, label_names) for value in values]
+            _write_text(output_dir / f"{split}_predictions.tsv",
+                        "index\tprediction\n" + "".join(f"{i}\t{row}\n" for i, row in enumerate(rows)))
+    _write_text(output_dir / "metrics.json", json.dumps(result, indent=2) + "\n")
+
+
+def _prediction_text(value, label_names):
+    if label_names is None:  # STS-B's score or SWAG's choice index
+        return f"{value:.3f}" if isinstance(value, np.floating) else str(int(value))
+    return label_names[int(value)]
+
+
+# Command line --------------------------------------------------------------------------------------------------
+
+def add_arguments(parser):
+    parser.add_argument("--task", required=True, help=f"one of {', '.join(tasks.TASKS)}")
+    parser.add_argument("--data-dir", required=True,
+                        help="GLUE folder (or the task's), SQuAD folder or JSON file, SWAG folder")
+    parser.add_argument("--init", required=True,
+                        help="preset name (random init), .keras file from `bertlib pretrain`, or Hugging Face folder")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=2e-5)
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output-dir", default=None, help="keep model.keras, predictions and metrics.json here")
+    parser.add_argument("--grid", nargs="?", const="", default=None, metavar="SPEC",
+                        help="hyperparameter search on dev: alone, appendix A.3's grid; or a subset such as "
+                             "'batch_size=16,32;learning_rate=2e-5;epochs=2,3'")
+    parser.add_argument("--max-train-examples", type=int, default=None, help="train on a random subset")
+    parser.add_argument("--max-eval-examples", type=int, default=None, help="score the first N dev examples")
+    parser.add_argument("--doc-stride", type=int, default=128, help="SQuAD: tokens between paragraph windows")
+    parser.add_argument("--max-query-length", type=int, default=64, help="SQuAD: question tokens kept")
+    parser.add_argument("--null-score-diff-threshold", type=float, default=0.0,
+                        help="SQuAD v2.0: answer '' when the null score beats the best span by more than this")
+
+
+def run(args):
+    def log(result):
+        print(json.dumps({"run": {k: v for k, v in result.items() if k != "runs"}}), flush=True)
+
+    try:
+        result = finetune(args.task, args.data_dir, args.init, epochs=args.epochs, batch_size=args.batch_size,
+                          learning_rate=args.learning_rate, max_seq_length=args.max_seq_length, seed=args.seed,
+                          output_dir=args.output_dir, grid=args.grid, max_train_examples=args.max_train_examples,
+                          max_eval_examples=args.max_eval_examples, doc_stride=args.doc_stride,
+                          max_query_length=args.max_query_length,
+                          null_score_diff_threshold=args.null_score_diff_threshold,
+                          log=log if args.grid is not None else None)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"bertlib finetune: error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(result), flush=True)
+    return 0

@@ -1,0 +1,157 @@
+"""GLUE (§4.1): nine sentence and sentence-pair tasks, read from the TSV files of the GLUE download."""
+
+import csv
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from bertlib.tasks._files import existing_file
+
+
+@dataclasses.dataclass(frozen=True)
+class GlueTask:
+    """Where a GLUE task keeps its text and labels.
+
+    Args:
+        folder: the task's folder name in the GLUE download (e.g. "SST-2").
+        text_columns: one name (single sentence) or two (a pair), or column indices for a file without header.
+        label_column: the label's column name (or index).
+        labels: the label strings in class-id order, or None for a regression (STS-B).
+        has_header: False only for CoLA.
+        dev_files: the dev files; MNLI has a matched and a mismatched one.
+    """
+
+    folder: str
+    text_columns: tuple
+    label_column: object
+    labels: tuple | None
+    has_header: bool = True
+    dev_files: tuple = ("dev.tsv",)
+
+
+GLUE_TASKS = {
+    # CoLA has no header: source, label, original label (blank), sentence.
+    "cola": GlueTask("CoLA", (3,), 1, ("0", "1"), has_header=False),
+    "sst2": GlueTask("SST-2", ("sentence",), "label", ("0", "1")),
+    "mrpc": GlueTask("MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
+    "stsb": GlueTask("STS-B", ("sentence1", "sentence2"), "score", None),
+    "qqp": GlueTask("QQP", ("question1", "question2"), "is_duplicate", ("0", "1")),
+    "mnli": GlueTask("MNLI", ("sentence1", "sentence2"), "gold_label", ("contradiction", "entailment", "neutral"),
+                     dev_files=("dev_matched.tsv", "dev_mismatched.tsv")),
+    "qnli": GlueTask("QNLI", ("question", "sentence"), "label", ("entailment", "not_entailment")),
+    "rte": GlueTask("RTE", ("sentence1", "sentence2"), "label", ("entailment", "not_entailment")),
+    "wnli": GlueTask("WNLI", ("sentence1", "sentence2"), "label", ("0", "1")),
+}
+STSB_RANGE = (0.0, 5.0)  # similarity scores are between 0 and 5
+@dataclasses.dataclass
+class Examples:
+    """Sentences (or sentence pairs) and their labels: class ids (int) or STS-B scores (float)."""
+
+    texts_a: list
+    texts_b: list | None
+    labels: np.ndarray
+
+    def __len__(self):
+        return len(self.texts_a)
+
+    def take(self, indices):
+        """The examples at `indices`, in that order."""
+        return Examples([self.texts_a[i] for i in indices],
+                        None if self.texts_b is None else [self.texts_b[i] for i in indices],
+                        self.labels[np.asarray(indices, dtype=np.int64)])
+
+
+def glue_file(task, data_dir, split):
+    """The TSV of `split` ("train", "dev", or "dev_mismatched" for MNLI).
+
+    `data_dir` is the GLUE folder (holding `SST-2/`, `CoLA/`, ...) or the task's own folder.
+    """
+    if task not in GLUE_TASKS:
+        raise ValueError(f"{task!r} is not a GLUE task; expected one of {list(GLUE_TASKS)}.")
+    spec = GLUE_TASKS[task]
+    names = {"train": "train.tsv", "dev": spec.dev_files[0]}
+    if len(spec.dev_files) > 1:
+        names["dev_mismatched"] = spec.dev_files[1]
+    if split not in names:
+        raise ValueError(f"Unknown split {split!r} for {task}; expected one of {list(names)}.")
+    data_dir = Path(data_dir)
+    folder = data_dir / spec.folder if (data_dir / spec.folder).is_dir() else data_dir
+    return existing_file(folder / names[split],
+                          f"the GLUE layout DATA_DIR/{spec.folder}/{names[split]} (as the GLUE download writes it)")
+
+
+def _read_tsv_rows(path):
+    # QUOTE_NONE: GLUE sentences contain bare quote characters that are text, not CSV quoting.
+    with open(path, encoding="utf-8", newline="") as handle:
+        return [row for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
+
+
+def load_glue(task, data_dir, split="train"):
+    """Read a GLUE task's TSV into `Examples`, checking its columns and every label.
+
+    Columns are found by header name (CoLA, which has no header, by position), so the extra columns of
+    STS-B or MNLI do not matter.
+
+    Example:
+    >>> examples = load_glue("sst2", "shared/data/glue", "dev")
+    >>> len(examples), examples.texts_a[0], examples.labels[0]
+    (872, "it 's a charming and often affecting journey . ", 1)
+    """
+    spec = GLUE_TASKS.get(task)
+    path = glue_file(task, data_dir, split)
+    rows = _read_tsv_rows(path)
+    first_line = 1
+    if spec.has_header:
+        if not rows:
+            raise ValueError(f"{path} is empty; expected a header row and examples.")
+        header, rows, first_line = rows[0], rows[1:], 2
+        wanted = (*spec.text_columns, spec.label_column)
+        missing = [name for name in wanted if name not in header]
+        if missing:
+            raise ValueError(f"{path} has the columns {header} but {task} needs {list(wanted)} "
+                             f"(missing {missing}); is this the {spec.folder} file of the GLUE download?")
+        columns = [header.index(name) for name in wanted]
+    else:
+        columns = [*spec.text_columns, spec.label_column]
+    width = max(columns) + 1
+
+    texts, labels = [[] for _ in spec.text_columns], []
+    for line_number, row in enumerate(rows, start=first_line):
+        if len(row) < width:
+            raise ValueError(f"{path} line {line_number} has {len(row)} tab-separated columns; {task} needs at "
+                             f"least {width} (got {row!r}).")
+        for column_texts, column in zip(texts, columns[:-1]):
+            column_texts.append(row[column])
+        labels.append(_parse_label(task, spec, row[columns[-1]], path, line_number))
+    if not labels:
+        raise ValueError(f"{path} has no examples.")
+    dtype = np.float32 if spec.labels is None else np.int32
+    return Examples(texts[0], texts[1] if len(texts) > 1 else None, np.asarray(labels, dtype=dtype))
+
+
+def _parse_label(task, spec, value, path, line_number):
+    if spec.labels is not None:
+        if value not in spec.labels:
+            raise ValueError(f"{path} line {line_number}: label {value!r} is not one of {list(spec.labels)} "
+                             f"for {task}.")
+        return spec.labels.index(value)
+    try:
+        score = float(value)
+    except ValueError:
+        score = float("nan")
+    if not STSB_RANGE[0] <= score <= STSB_RANGE[1]:
+        raise ValueError(f"{path} line {line_number}: score {value!r} is not a number in {list(STSB_RANGE)} "
+                         f"for {task}.")
+    return score
+
+
+def num_labels(task):
+    """Output units of the task's head: classes, 1 for STS-B's regression."""
+    spec = GLUE_TASKS[task]
+    return 1 if spec.labels is None else len(spec.labels)
+
+
+def pack_examples(examples, tokenizer, max_seq_length):
+    """`[CLS] A [SEP] (B [SEP])` for every example: dict of (n, max_seq_length) int32 arrays (§3, figure 2)."""
+    return tokenizer.pack_batch(examples.texts_a, examples.texts_b, sequence_length=max_seq_length)

@@ -1,0 +1,181 @@
+"""Masked-LM masking against the paper's numbers (§3.1, A.1; guide chapter 3 and 6) and a loop reference."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bertlib.masking import MaskedLMMasker, mask_tokens_loop
+from bertlib.tokenizer import WordPieceTokenizer
+
+VOCABULARY_SIZE = 30522
+PAD, UNK, CLS, SEP, MASK = 0, 100, 101, 102, 103  # the uncased BERT vocabulary
+SPECIALS = [PAD, UNK, CLS, SEP, MASK]
+
+
+def padded_batch(rows, seq_length, seed=0):
+    """[CLS] words [SEP] [PAD]..., with random lengths, ids drawn outside the specials."""
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(999, VOCABULARY_SIZE, size=(rows, seq_length))
+    lengths = rng.integers(seq_length // 4, seq_length + 1, size=rows)
+    token_ids[:, 0] = CLS
+    token_ids[np.arange(rows), lengths - 1] = SEP
+    token_ids[np.arange(seq_length) >= lengths[:, None]] = PAD
+    return token_ids
+
+
+def selected_matrix(masked, shape):
+    """(batch, seq) bool: the positions with a real prediction slot."""
+    selected = np.zeros(shape, dtype=bool)
+    rows = np.repeat(np.arange(shape[0]), masked["mask_positions"].shape[1])
+    weights = masked["mask_weights"].ravel() > 0
+    selected[rows[weights], masked["mask_positions"].ravel()[weights]] = True
+    return selected
+
+
+def test_rates_and_invariants_over_200k_tokens():
+    token_ids = padded_batch(800, 512)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=512, seed=0)  # never binds
+    masked = masker(token_ids)
+    eligible = ~np.isin(token_ids, SPECIALS)
+    assert eligible.sum() > 200_000
+    selected = selected_matrix(masked, token_ids.shape)
+
+    # The count per row is the original code's formula, computed here with Python's round.
+    expected_counts = [min(512, max(1, round(n * 0.15))) for n in eligible.sum(axis=1)]
+    np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), expected_counts)
+    assert abs(selected.sum() / eligible.sum() - 0.15) < 0.005
+    assert not (selected & ~eligible).any()  # specials and padding never selected
+
+    new = masked["token_ids"]
+    to_mask = (new == MASK)[selected].mean()
+    unchanged = (new == token_ids)[selected].mean()
+    to_random = ((new != MASK) & (new != token_ids))[selected].mean()
+    assert abs(to_mask - 0.8) < 0.01 and abs(to_random - 0.1) < 0.01 and abs(unchanged - 0.1) < 0.01
+    np.testing.assert_array_equal(new[~selected], token_ids[~selected])  # unselected tokens unchanged
+    assert not np.isin(new[selected & (new != MASK)], SPECIALS).any()
+
+    # Prediction slots: original ids, increasing positions, then zero padding slots.
+    rows = np.arange(len(token_ids))[:, None]
+    weights = masked["mask_weights"] > 0
+    np.testing.assert_array_equal(masked["mask_ids"][weights], token_ids[rows, masked["mask_positions"]][weights])
+    assert (np.diff(weights.astype(int), axis=1) <= 0).all()  # real slots first
+    assert (np.diff(masked["mask_positions"], axis=1)[weights[:, 1:]] > 0).all()
+    assert (masked["mask_positions"][~weights] == 0).all() and (masked["mask_ids"][~weights] == 0).all()
+    assert {key: value.dtype.name for key, value in masked.items()} == {
+        "token_ids": "int32", "mask_positions": "int32", "mask_ids": "int32", "mask_weights": "float32"}
+
+
+def test_512_token_sequence_gets_61_44_mask_tokens_on_average():
+    # Guide chapter 6, L1: 512 x 15% x 80% = 61.44. round(512 x 0.15) = 77 slots, so max_predictions=80.
+    rng = np.random.default_rng(1)
+    token_ids = rng.integers(999, VOCABULARY_SIZE, size=(600, 512))
+    masked = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=80, seed=1)(token_ids)
+    assert abs((masked["token_ids"] == MASK).sum(axis=1).mean() - 61.44) < 1.0
+
+
+def test_max_predictions_caps_the_slots():
+    token_ids = padded_batch(50, 512)
+    masked = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=20, seed=0)(token_ids)
+    assert masked["mask_positions"].shape == (50, 20)
+    eligible = (~np.isin(token_ids, SPECIALS)).sum(axis=1)
+    np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), np.minimum(20, np.rint(eligible * 0.15)))
+    assert (masked["mask_weights"].sum(axis=1) == 20).mean() > 0.5
+
+
+def test_random_replacements_are_never_special_and_cover_the_rest():
+    # A small vocabulary where specials would often be drawn if they were allowed.
+    specials = [0, 1, 2, 3, 4]
+    masker = MaskedLMMasker(40, 4, specials, mask_token_rate=0.0, random_token_rate=1.0,
+                            max_predictions=64, seed=0)
+    token_ids = np.random.default_rng(0).integers(5, 40, size=(400, 64))
+    masked = masker(token_ids)
+    selected = selected_matrix(masked, token_ids.shape)
+    drawn = masked["token_ids"][selected]
+    assert not np.isin(drawn, specials).any()
+    assert set(np.unique(drawn)) == set(range(5, 40))
+
+
+def test_rows_without_eligible_tokens_get_no_prediction():
+    token_ids = np.array([[CLS, SEP, PAD, PAD], [PAD, PAD, PAD, PAD], [CLS, 2000, SEP, PAD]])
+    masked = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=3, seed=0)(token_ids)
+    np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), [0, 0, 1])
+    np.testing.assert_array_equal(masked["mask_positions"][2], [1, 0, 0])
+
+
+def test_whole_word_selects_every_piece_of_a_word():
+    # Ids 20000.. stand for "##" pieces; build words of 1 to 4 pieces.
+    continuation_ids = np.arange(20000, VOCABULARY_SIZE)
+    rng = np.random.default_rng(2)
+    token_ids = padded_batch(300, 256, seed=2)
+    is_piece = rng.random(token_ids.shape) < 0.4
+    pieces = rng.integers(20000, VOCABULARY_SIZE, size=token_ids.shape)
+    token_ids = np.where(np.isin(token_ids, SPECIALS) | ~is_piece, token_ids, pieces)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=256, whole_word=True,
+                            continuation_token_ids=continuation_ids, seed=0)
+    masked = masker(token_ids)
+    selected = selected_matrix(masked, token_ids.shape)
+
+    # Reference grouping, one token at a time: a "##" piece after an eligible token joins its word.
+    budget_ok = []
+    for row, chosen in zip(token_ids, selected):
+        words, eligible = [], 0
+        for position, token in enumerate(row):
+            if token in SPECIALS:
+                continue
+            eligible += 1
+            if token >= 20000 and words and words[-1][-1] == position - 1:
+                words[-1].append(position)
+            else:
+                words.append([position])
+        for word in words:
+            assert len({bool(chosen[p]) for p in word}) == 1, f"word {word} split"
+        budget = min(256, max(1, round(eligible * 0.15)))
+        longest = max(len(word) for word in words)
+        budget_ok.append(budget - longest < chosen.sum() <= budget)
+    assert all(budget_ok)
+
+
+def test_whole_word_needs_continuation_ids():
+    with pytest.raises(ValueError, match="continuation_token_ids or vocabulary"):
+        MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, whole_word=True)
+
+
+def test_loop_reference_agrees_in_distribution():
+    token_ids = padded_batch(200, 128)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=20, seed=0)
+    vectorized = masker(token_ids)
+    looped = mask_tokens_loop(token_ids, masker, np.random.default_rng(0))
+    np.testing.assert_array_equal(vectorized["mask_weights"].sum(axis=1), looped["mask_weights"].sum(axis=1))
+    for masked in (vectorized, looped):
+        assert abs((masked["token_ids"] == MASK).sum() / masked["mask_weights"].sum() - 0.8) < 0.03
+
+
+def test_tensor_input_inside_tf_data_matches_numpy_for_a_seed():
+    token_ids = padded_batch(8, 64)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=12)
+    expected = masker(token_ids, seed=(7, 3))
+    dataset = tf.data.Dataset.from_tensors(tf.constant(token_ids, tf.int32)).map(
+        lambda ids: masker(ids, seed=tf.constant([7, 3], tf.int64)))
+    assert dataset.element_spec["mask_positions"].shape == (8, 12)
+    result = next(iter(dataset))
+    for key, value in expected.items():
+        np.testing.assert_array_equal(result[key].numpy(), value)
+    assert not np.array_equal(masker(token_ids, seed=(7, 4))["mask_positions"], expected["mask_positions"])
+
+
+def test_vocabulary_without_mask_token_is_a_clear_error(tmp_path):
+    tokenizer = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "hello", "world", "##s"])
+    with pytest.raises(ValueError, match=r"\[MASK\]"):
+        MaskedLMMasker.from_tokenizer(tokenizer)
+    with pytest.raises(ValueError, match=r"\[MASK\]"):
+        MaskedLMMasker(7, None, [0, 1, 2, 3])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"selection_rate": 1.5}, "selection_rate"),
+    ({"mask_token_rate": 0.8, "random_token_rate": 0.3}, "at most 1"),
+    ({"max_predictions": 0}, "max_predictions"),
+])
+def test_bad_settings_are_clear_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, **kwargs)

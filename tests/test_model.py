@@ -1,0 +1,255 @@
+"""Layers, backbone and heads. Runs unchanged on the TensorFlow and JAX backends (see test_backends.py)."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from bertlib import (BertBackbone, BertConfig, BertEmbedding, BertPretrainer, MaskedLMHead,
+                     MultiHeadSelfAttention, NextSentenceHead, TransformerEncoderBlock, pretraining_batch)
+from tests.helpers import run_layer_test
+
+RNG = np.random.default_rng(0)
+BATCH, SEQ, HIDDEN, HEADS = 2, 6, 8, 2
+PADDING = np.array([[1] * SEQ, [1] * 4 + [0] * 2], "int32")
+
+
+def small_config(**overrides):
+    return BertConfig(**{**dict(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                vocabulary_size=50, max_sequence_length=16, dropout=0.0), **overrides})
+
+
+def random_inputs(config, batch=BATCH, seq=SEQ, seed=0):
+    rng = np.random.default_rng(seed)
+    padding = np.ones((batch, seq), "int32")
+    padding[-1, seq - 2:] = 0
+    return {"token_ids": rng.integers(5, config.vocabulary_size, (batch, seq)).astype("int32"),
+            "segment_ids": (np.arange(seq)[None] >= seq // 2).astype("int32").repeat(batch, 0),
+            "padding_mask": padding}
+
+
+def test_embedding_layer(tmp_path):
+    token_ids = RNG.integers(0, 20, (BATCH, SEQ)).astype("int32")
+    segment_ids = np.zeros((BATCH, SEQ), "int32")
+    run_layer_test(BertEmbedding, dict(vocabulary_size=20, hidden_dim=HIDDEN, max_sequence_length=10),
+                   [token_ids, segment_ids], (BATCH, SEQ, HIDDEN), expected_num_weights=5, tmp_path=tmp_path)
+
+
+def test_embedding_is_sum_of_three_tables_then_layer_norm():
+    layer = BertEmbedding(vocabulary_size=20, hidden_dim=HIDDEN, max_sequence_length=10, dropout=0.0)
+    token_ids = RNG.integers(0, 20, (BATCH, SEQ)).astype("int32")
+    segment_ids = (np.arange(SEQ) >= 3).astype("int32")[None].repeat(BATCH, 0)
+    out = keras.ops.convert_to_numpy(layer(token_ids, segment_ids))
+    summed = (layer.token_embedding.embeddings.numpy()[token_ids] + layer.position_embedding.numpy()[:SEQ]
+              + layer.segment_embedding.embeddings.numpy()[segment_ids])
+    normed = (summed - summed.mean(-1, keepdims=True)) / np.sqrt(summed.var(-1, keepdims=True) + 1e-12)
+    np.testing.assert_allclose(out, normed, atol=1e-5)
+
+
+def test_attention_layer(tmp_path):
+    x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    run_layer_test(MultiHeadSelfAttention, dict(hidden_dim=HIDDEN, num_heads=HEADS), [x], (BATCH, SEQ, HIDDEN),
+                   expected_num_weights=4, call_kwargs={"padding_mask": PADDING}, tmp_path=tmp_path)
+
+
+def numpy_attention(layer, x, padding_mask):
+    """Brute force, one head and one query at a time."""
+    kernel, bias = layer.query_key_value.kernel.numpy(), layer.query_key_value.bias.numpy()
+    qkv = x @ kernel + bias
+    q, k, v = np.split(qkv, 3, axis=-1)
+    d = layer.head_dim
+    context = np.zeros_like(q)
+    for b in range(x.shape[0]):
+        for h in range(layer.num_heads):
+            cols = slice(h * d, (h + 1) * d)
+            for i in range(x.shape[1]):
+                scores = np.array([q[b, i, cols] @ k[b, j, cols] / math.sqrt(d) if padding_mask[b, j] else -np.inf
+                                   for j in range(x.shape[1])])
+                weights = np.exp(scores - scores.max())
+                weights /= weights.sum()
+                context[b, i, cols] = weights @ v[b, :, cols]
+    return context @ layer.output_dense.kernel.numpy() + layer.output_dense.bias.numpy()
+
+
+@pytest.mark.parametrize("implementation", ["explicit", "fused"])
+def test_attention_matches_brute_force(implementation):
+    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0, implementation=implementation)
+    x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    out = keras.ops.convert_to_numpy(layer(x, padding_mask=PADDING))
+    np.testing.assert_allclose(out, numpy_attention(layer, x, PADDING), atol=1e-5)
+
+
+def test_attention_probabilities_ignore_padding_and_sum_to_one():
+    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    _, probabilities = layer(x, padding_mask=PADDING, return_attention_scores=True)
+    probabilities = keras.ops.convert_to_numpy(probabilities)
+    assert probabilities.shape == (BATCH, HEADS, SEQ, SEQ)
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-6)
+    assert np.all(probabilities[1, :, :, 4:] == 0.0)
+    assert np.all(probabilities[0] > 0)  # bidirectional: every token sees every real token (§3.1)
+
+
+def test_encoder_block(tmp_path):
+    x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    run_layer_test(TransformerEncoderBlock, dict(hidden_dim=HIDDEN, num_heads=HEADS, intermediate_dim=32),
+                   [x], (BATCH, SEQ, HIDDEN), expected_num_weights=12, call_kwargs={"padding_mask": PADDING},
+                   tmp_path=tmp_path)
+
+
+def test_encoder_block_is_post_layer_norm_with_exact_gelu():
+    from scipy.special import erf
+
+    block = TransformerEncoderBlock(HIDDEN, HEADS, 32, dropout=0.0)
+    x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    out = keras.ops.convert_to_numpy(block(x, padding_mask=PADDING))
+
+    def layer_norm(values, norm):
+        values = (values - values.mean(-1, keepdims=True)) / np.sqrt(values.var(-1, keepdims=True) + 1e-12)
+        return values * norm.gamma.numpy() + norm.beta.numpy()
+
+    h = layer_norm(x + numpy_attention(block.self_attention, x, PADDING), block.attention_layer_norm)
+    inner = h @ block.intermediate_dense.kernel.numpy() + block.intermediate_dense.bias.numpy()
+    inner = 0.5 * inner * (1 + erf(inner / np.sqrt(2)))
+    ffn = inner @ block.output_dense.kernel.numpy() + block.output_dense.bias.numpy()
+    np.testing.assert_allclose(out, layer_norm(h + ffn, block.output_layer_norm), atol=1e-4)
+
+
+def test_padding_tokens_do_not_change_real_outputs():
+    config = small_config()
+    backbone = BertBackbone(config)
+    inputs = random_inputs(config)
+    changed = {**inputs, "token_ids": inputs["token_ids"].copy()}
+    changed["token_ids"][-1, -2:] = 7  # padded positions get other token ids
+    a = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
+    b = keras.ops.convert_to_numpy(backbone(changed)["sequence_output"])
+    np.testing.assert_allclose(a[-1, :-2], b[-1, :-2], atol=1e-6)
+
+
+def test_backbone_outputs_pooler_and_attention_maps():
+    config = small_config()
+    backbone = BertBackbone(config)
+    inputs = random_inputs(config)
+    outputs = backbone(inputs)
+    sequence = keras.ops.convert_to_numpy(outputs["sequence_output"])
+    pooled = keras.ops.convert_to_numpy(outputs["pooled_output"])
+    assert sequence.shape == (BATCH, SEQ, config.hidden_dim)
+    expected_pooled = np.tanh(sequence[:, 0] @ backbone.pooler.kernel.numpy() + backbone.pooler.bias.numpy())
+    np.testing.assert_allclose(pooled, expected_pooled, atol=1e-5)
+    maps = backbone.attention_probabilities(inputs)
+    assert len(maps) == config.num_layers and maps[0].shape == (BATCH, config.num_heads, SEQ, SEQ)
+
+
+def test_fused_and_explicit_backbones_agree():
+    explicit = BertBackbone(small_config())
+    fused = BertBackbone(small_config(attention="fused"))
+    fused.set_weights(explicit.get_weights())
+    inputs = random_inputs(explicit.config)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(fused(inputs)["sequence_output"]),
+                               keras.ops.convert_to_numpy(explicit(inputs)["sequence_output"]), atol=1e-5)
+
+
+def test_backbone_keras_save_load_identical(tmp_path):
+    backbone = BertBackbone(small_config(dropout=0.1))
+    inputs = random_inputs(backbone.config)
+    path = str(tmp_path / "backbone.keras")
+    backbone.save(path)
+    reloaded = keras.saving.load_model(path)
+    assert reloaded.config == backbone.config
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(reloaded(inputs)[name]),
+                                      keras.ops.convert_to_numpy(backbone(inputs)[name]))
+
+
+def pretraining_features(config, predictions=3, seed=0):
+    rng = np.random.default_rng(seed)
+    features = random_inputs(config, seed=seed)
+    features["mask_positions"] = rng.integers(0, SEQ - 2, (BATCH, predictions)).astype("int32")
+    features["mask_ids"] = rng.integers(5, config.vocabulary_size, (BATCH, predictions)).astype("int32")
+    features["mask_weights"] = np.array([[1, 1, 1], [1, 1, 0]], "float32")
+    features["next_sentence_labels"] = np.array([0, 1], "int32")
+    return features
+
+
+def test_masked_lm_head_is_tied_and_gathers_positions():
+    config = small_config()
+    backbone = BertBackbone(config)
+    head = MaskedLMHead(config.vocabulary_size, token_embedding=backbone.token_embedding)
+    sequence = RNG.normal(size=(BATCH, SEQ, config.hidden_dim)).astype("float32")
+    positions = np.array([[0, 3], [5, 1]], "int32")
+    logits = keras.ops.convert_to_numpy(head(sequence, positions))
+    assert logits.shape == (BATCH, 2, config.vocabulary_size)
+    from scipy.special import erf
+    gathered = np.take_along_axis(sequence, positions[:, :, None], axis=1)
+    hidden = gathered @ head.transform.kernel.numpy() + head.transform.bias.numpy()
+    hidden = 0.5 * hidden * (1 + erf(hidden / np.sqrt(2)))
+    hidden = (hidden - hidden.mean(-1, keepdims=True)) / np.sqrt(hidden.var(-1, keepdims=True) + 1e-12)
+    hidden = hidden * head.layer_norm.gamma.numpy() + head.layer_norm.beta.numpy()
+    expected = hidden @ backbone.token_embedding.embeddings.numpy().T + head.output_bias.numpy()
+    np.testing.assert_allclose(logits, expected, atol=1e-4)
+    # Tied: the head owns only its transform, LayerNorm and bias, not a second (vocabulary, hidden) matrix.
+    own = [w for w in head.weights if w is not backbone.token_embedding.embeddings]
+    assert sum(int(np.prod(w.shape)) for w in own) == (16 * 16 + 16) + 2 * 16 + config.vocabulary_size
+
+
+def test_next_sentence_head():
+    head = NextSentenceHead()
+    assert tuple(head(np.ones((BATCH, 16), "float32")).shape) == (BATCH, 2)
+
+
+def cross_entropy(logits, labels):
+    logits = logits - logits.max(-1, keepdims=True)
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    return -np.take_along_axis(log_probs, labels[..., None], -1)[..., 0]
+
+
+def test_pretrainer_loss_is_mlm_plus_nsp_and_ignores_zero_weight_slots():
+    config = small_config()
+    pretrainer = BertPretrainer(BertBackbone(config))
+    pretrainer.compile(optimizer="sgd")
+    features = pretraining_features(config)
+    x, y, sample_weight = pretraining_batch(features)
+    outputs = pretrainer(x)
+    assert tuple(outputs["mlm_logits"].shape) == (BATCH, 3, config.vocabulary_size)
+    assert tuple(outputs["nsp_logits"].shape) == (BATCH, 2)
+    mlm = cross_entropy(keras.ops.convert_to_numpy(outputs["mlm_logits"]), features["mask_ids"])
+    weights = features["mask_weights"]
+    expected_mlm = (mlm * weights).sum() / weights.sum()
+    expected_nsp = cross_entropy(keras.ops.convert_to_numpy(outputs["nsp_logits"]),
+                                 features["next_sentence_labels"]).mean()
+    result = pretrainer.evaluate(x, y, sample_weight=sample_weight, return_dict=True, verbose=0)
+    np.testing.assert_allclose(result["loss"], expected_mlm + expected_nsp, rtol=1e-5)
+    np.testing.assert_allclose(result["mlm_logits_loss"], expected_mlm, rtol=1e-5)
+
+    # The slot with weight 0 counts for nothing, whatever its label.
+    features["mask_ids"][1, 2] = (features["mask_ids"][1, 2] + 1) % config.vocabulary_size
+    x, y, sample_weight = pretraining_batch(features)
+    again = pretrainer.evaluate(x, y, sample_weight=sample_weight, return_dict=True, verbose=0)
+    np.testing.assert_allclose(again["loss"], result["loss"], rtol=1e-6)
+
+
+def test_pretrainer_without_nsp_and_fit_step():
+    config = small_config()
+    pretrainer = BertPretrainer(BertBackbone(config), next_sentence=False)
+    pretrainer.compile(optimizer=keras.optimizers.Adam(1e-2))
+    x, y, sample_weight = pretraining_batch(pretraining_features(config), next_sentence=False)
+    assert set(pretrainer(x)) == {"mlm_logits"}
+    history = pretrainer.fit(x, y, sample_weight=sample_weight, epochs=5, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0]
+
+
+def test_pretrainer_keras_save_load_identical(tmp_path):
+    config = small_config(dropout=0.1)
+    pretrainer = BertPretrainer(BertBackbone(config))
+    pretrainer.compile(optimizer="adam")
+    x, y, sample_weight = pretraining_batch(pretraining_features(config))
+    pretrainer.fit(x, y, sample_weight=sample_weight, epochs=1, verbose=0)
+    path = str(tmp_path / "pretrainer.keras")
+    pretrainer.save(path)
+    reloaded = keras.saving.load_model(path)
+    before, after = pretrainer(x), reloaded(x)
+    for name in ("mlm_logits", "nsp_logits"):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(after[name]),
+                                      keras.ops.convert_to_numpy(before[name]))
+    assert reloaded.mlm_head.token_embedding is reloaded.backbone.token_embedding

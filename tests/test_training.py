@@ -1,0 +1,254 @@
+"""Pretraining: the paper's optimizer and schedule (A.2), checkpoint/resume, the CLI contract, NaN stop."""
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from bertlib import training
+from bertlib.config import BertConfig
+from bertlib.model import BertBackbone, BertPretrainer
+
+REPO = Path(__file__).resolve().parent.parent
+
+# A small run: short sequences, small batch, few slots, so a step takes a few milliseconds on a CPU.
+SMALL_RUN = dict(preset="tiny", batch_size=8, seq_length=32, max_predictions=5, learning_rate=1e-3,
+                 warmup_steps=4, log_every=5, checkpoint_every=10, seed=3)
+
+
+def original_schedule(step, peak, warmup_steps, total_steps):
+    """The released BERT `optimization.py` written out for one step (polynomial decay, power 1, then warmup)."""
+    decayed = peak * (1.0 - min(step, total_steps) / total_steps)
+    if warmup_steps and step < warmup_steps:
+        return peak * step / warmup_steps
+    return decayed
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory):
+    """A text corpus in the `bertlib data` format: one sentence per line, blank lines between documents."""
+    words = ("the model reads every token of a sentence and predicts the hidden words from both sides while "
+             "the next sentence task asks whether two spans follow each other in the same document so that "
+             "training learns relations between sentences as well as words in context").split()
+    rng = np.random.default_rng(0)
+    documents = []
+    for _ in range(40):
+        sentences = [" ".join(rng.choice(words, size=rng.integers(6, 12))) + "." for _ in range(8)]
+        documents.append("\n".join(sentences))
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n\n".join(documents) + "\n")
+    return path
+
+
+def test_schedule_matches_the_original_formula():
+    schedule = training.warmup_linear_decay(1e-3, warmup_steps=10, total_steps=100)
+    steps = np.arange(0, 121)
+    got = np.array([float(schedule(step)) for step in steps])
+    expected = np.array([original_schedule(step, 1e-3, 10, 100) for step in steps])
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-12)
+    assert got[10] == pytest.approx(1e-3 * 0.9)  # the original drops to the decay line after warmup
+    assert got[100] == 0.0 and got[120] == 0.0
+
+    paper = training.warmup_linear_decay(1e-4, 10_000, 1_000_000)
+    for step in (0, 5_000, 9_999, 10_000, 500_000, 999_999):
+        assert float(paper(step)) == pytest.approx(original_schedule(step, 1e-4, 10_000, 1_000_000), rel=1e-5)
+
+    restored = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(paper))
+    assert float(restored(123_456)) == float(paper(123_456))
+
+
+def test_schedule_rejects_bad_values():
+    with pytest.raises(ValueError, match="warmup_steps .*10000.* total_steps .*300"):
+        training.warmup_linear_decay(1e-4, 10_000, 300)
+    with pytest.raises(ValueError, match="peak"):
+        training.warmup_linear_decay(0.0, 0, 10)
+
+
+def test_optimizer_hyperparameters_are_the_papers():
+    optimizer = training.make_optimizer()
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == (0.9, 0.999, 1e-6)
+    assert optimizer.weight_decay == 0.01 and optimizer.global_clipnorm == 1.0
+    schedule = optimizer._learning_rate
+    assert (schedule.peak, schedule.warmup_steps, schedule.total_steps) == (1e-4, 10_000, 1_000_000)
+
+
+def test_weight_decay_skips_layer_norms_and_biases_of_a_real_backbone():
+    """One step with zero gradients: Adam moves nothing, so only decoupled weight decay changes a weight."""
+    keras.utils.set_random_seed(0)
+    pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny", vocabulary_size=64)))
+    variables = pretrainer.trainable_variables
+    for variable in variables:  # non-zero everywhere, so that a decayed bias would visibly shrink
+        variable.assign(np.random.default_rng(1).uniform(0.5, 1.5, variable.shape).astype("float32"))
+    before = {variable.path: variable.numpy().copy() for variable in variables}
+    peak, decay = 0.1, 0.01
+    optimizer = training.make_optimizer(peak, warmup_steps=0, total_steps=10, weight_decay=decay)
+    optimizer.apply_gradients([(np.zeros(variable.shape, "float32"), variable) for variable in variables])
+
+    excluded = {path for path in before
+                if re.search(r"(layer_norm/(gamma|beta)|/bias|output_bias)$", path)}
+    decayed = set(before) - excluded
+    for path in excluded:
+        np.testing.assert_array_equal(before[path], _value(variables, path), err_msg=path)
+    for path in decayed:
+        np.testing.assert_allclose(_value(variables, path), before[path] * (1 - peak * decay), rtol=1e-6,
+                                   err_msg=path)
+    # The exclusions by name: the embedding LayerNorm, both LayerNorms of every block, every Dense bias.
+    assert {"embedding/layer_norm/gamma", "embedding/layer_norm/beta", "encoder_block_1/attention_layer_norm/gamma",
+            "encoder_block_1/output_layer_norm/beta", "encoder_block_0/intermediate/bias", "pooler/bias",
+            "mlm_head/output_bias", "nsp_head/classifier/bias"} <= excluded
+    assert {"embedding/token_embedding/embeddings", "embedding/position_embedding",
+            "encoder_block_0/self_attention/query_key_value/kernel", "pooler/kernel"} <= decayed
+
+
+def _value(variables, path):
+    return next(variable.numpy() for variable in variables if variable.path == path)
+
+
+def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
+    target = tmp_path / "latest.json"
+    training._write_atomically(target, lambda file: file.write(b'{"step": 10}'))
+
+    def broken(file):
+        file.write(b'{"step": 2')
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        training._write_atomically(target, broken)
+    assert json.loads(target.read_text()) == {"step": 10}
+    assert [path.name for path in tmp_path.iterdir()] == ["latest.json"]
+
+
+def test_bad_settings_raise_clear_errors(corpus_file):
+    with pytest.raises(ValueError, match="Unknown strategy 'warp'"):
+        training.pretrain(corpus=str(corpus_file), steps=10, strategy="warp")
+
+    class FourReplicas:
+        num_replicas_in_sync = 4
+
+    with pytest.raises(ValueError, match="global batch size 30 does not split over 4 replicas"):
+        training.pretrain(corpus=str(corpus_file), steps=10, batch_size=30, strategy=FourReplicas())
+    with pytest.raises(ValueError, match=r"checkpoint_every \(15\) must be a multiple of log_every \(10\)"):
+        training.pretrain(corpus=str(corpus_file), steps=30, checkpoint_every=15, log_every=10)
+    with pytest.raises(ValueError, match="long_fraction"):
+        training.pretrain(corpus=str(corpus_file), steps=30, long_fraction=1.5)
+    with pytest.raises(FileNotFoundError, match="no/such/file.txt"):
+        training.pretrain(corpus="no/such/file.txt", steps=10, strategy="cpu")
+
+
+def test_phase_plan_is_the_papers_curriculum():
+    assert training.phase_plan(1_000_000, 0.1, 128, 512) == [(128, 0, 900_000), (512, 900_000, 1_000_000)]
+    assert training.phase_plan(300, 0.0, 128, 512) == [(128, 0, 300)]
+
+
+@pytest.mark.slow
+def test_pretrain_learns_and_runs_the_long_phase(corpus_file, tmp_path):
+    """A short run with the 128 -> 512 curriculum, here 32 -> 64: the long phase trains positions 32..63."""
+    records = []
+    result = training.pretrain(corpus=str(corpus_file), steps=40, long_fraction=0.25, long_seq_length=64,
+                               checkpoint_dir=str(tmp_path), strategy="cpu", on_progress=records.append,
+                               **{**SMALL_RUN, "learning_rate": 2e-3})
+    assert [record["seq_length"] for record in records] == [32] * 6 + [64] * 2
+    assert [record["step"] for record in records] == [5, 10, 15, 20, 25, 30, 35, 40]
+    assert result["step"] == 40
+    assert result["mlm_loss"] < records[0]["mlm_loss"] - 1.0
+    trained = result["pretrainer"].backbone.embedding.position_embedding.numpy()
+    keras.utils.set_random_seed(SMALL_RUN["seed"])  # pretrain() seeds the same way before building
+    initial = BertBackbone(result["pretrainer"].backbone.config).embedding.position_embedding.numpy()
+    # Rows never used (64 and up) only shrink by weight decay: one common factor for all of them. Rows
+    # 32..63 are used only in the long phase, and they learned something beyond that factor.
+    factor = np.median(trained[64:] / initial[64:])
+    np.testing.assert_allclose(trained[64:], initial[64:] * factor, rtol=1e-4, atol=1e-7)
+    assert factor < 1.0
+    assert np.abs(trained[32:64] - initial[32:64] * factor).max() > 1e-3
+    assert (tmp_path / "backbone.keras").is_file() and (tmp_path / "pretrainer.keras").is_file()
+    backbone = keras.saving.load_model(tmp_path / "backbone.keras")
+    np.testing.assert_array_equal(backbone.embedding.position_embedding.numpy(), trained)
+    assert any((tmp_path / "logs").iterdir())  # TensorBoard event file
+
+
+def test_nan_loss_stops_the_run_with_a_clear_message(corpus_file):
+    # A NaN weight decay poisons every decayed weight after the first step, so step 2's loss is NaN.
+    with pytest.raises(FloatingPointError, match=r"loss became nan at step 2 .*lower --learning-rate"):
+        training.pretrain(corpus=str(corpus_file), steps=20, weight_decay=float("nan"), strategy="cpu",
+                          verbose=False, **SMALL_RUN)
+
+
+def _cli(corpus_file, checkpoint_dir, steps=30, extra=()):
+    arguments = [f"--{key.replace('_', '-')}={value}" for key, value in SMALL_RUN.items()]
+    return [sys.executable, "-m", "bertlib.cli", "pretrain", "--corpus", str(corpus_file), f"--steps={steps}",
+            f"--checkpoint-dir={checkpoint_dir}", "--strategy=cpu", *arguments, *extra]
+
+
+def _environment():
+    return dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+
+
+@pytest.mark.slow
+def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp_path):
+    command = _cli(corpus_file, tmp_path / "run")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env=_environment(), cwd=REPO)
+    killed_after = None
+    for line in process.stdout:
+        match = re.match(r"saved checkpoint at step (\d+)", line)
+        if match:
+            killed_after = int(match.group(1))
+            os.kill(process.pid, signal.SIGKILL)
+            break
+    process.wait(timeout=60)
+    assert killed_after == 10, "the run ended before writing its first checkpoint"
+    assert process.returncode == -signal.SIGKILL
+    saved = json.loads((tmp_path / "run" / "latest.json").read_text())
+    assert saved["step"] >= killed_after  # the kill may land after a later checkpoint, never before this one
+
+    resumed = subprocess.run(command, capture_output=True, text=True, env=_environment(), cwd=REPO, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    lines = resumed.stdout.strip().splitlines()
+    assert f"resumed from step {saved['step']}" in lines
+    summary = json.loads(lines[-1])  # the last line is one JSON object
+    assert summary["step"] == 30 and summary["resumed_from"] == saved["step"]
+    for key in ("mlm_loss", "mlm_accuracy", "nsp_accuracy", "tokens_per_second", "seconds", "checkpoint"):
+        assert summary[key] is not None, key
+
+    # The same run never interrupted (in this process): same metrics, same weights and optimizer state.
+    uninterrupted = training.pretrain(corpus=str(corpus_file), steps=30, strategy="cpu", verbose=False,
+                                      checkpoint_dir=str(tmp_path / "reference"), **SMALL_RUN)
+    for key in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy"):
+        assert summary[key] == pytest.approx(uninterrupted[key], rel=1e-4, abs=1e-6), key
+    with np.load(summary["checkpoint"]) as stored, np.load(uninterrupted["checkpoint"]) as reference:
+        assert int(stored["optimizer/00000"]) == int(reference["optimizer/00000"]) == 30  # optimizer.iterations
+        for key in reference.files:
+            np.testing.assert_allclose(stored[key], reference[key], rtol=1e-4, atol=1e-5, err_msg=key)
+
+    again = subprocess.run(command, capture_output=True, text=True, env=_environment(), cwd=REPO, timeout=300)
+    assert "resumed from step 30" in again.stdout and json.loads(again.stdout.splitlines()[-1])["step"] == 30
+
+
+@pytest.mark.slow
+def test_jax_backend_pretrains_with_data_parallel(corpus_file, tmp_path):
+    script = textwrap.dedent(f"""
+        import json, keras
+        from bertlib import training
+        result = training.pretrain(corpus={str(corpus_file)!r}, steps=10, checkpoint_dir={str(tmp_path)!r},
+                                   verbose=False, **{SMALL_RUN!r})
+        print(json.dumps({{"backend": keras.backend.backend(), "step": result["step"],
+                          "replicas": result["replicas"], "mlm_loss": result["mlm_loss"],
+                          "first_loss": result["history"][0]["mlm_loss"]}}))
+    """)
+    environment = dict(_environment(), KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+                               cwd=REPO, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert result["backend"] == "jax" and result["step"] == 10 and result["replicas"] == 2
+    assert math.isfinite(result["mlm_loss"]) and result["mlm_loss"] < result["first_loss"]
+    assert json.loads((tmp_path / "latest.json").read_text())["step"] == 10
