@@ -1,0 +1,103 @@
+"""Small helpers shared by the course notebooks: fast mode, seeding, Colab/TPU set-up, plot style.
+
+`BERTLIB_FAST=1` (set by `make test` and CI) shrinks every experiment so a notebook runs in a minute or two;
+learners run the full versions. A notebook reads its sizes through `course.pick(fast=..., full=...)`.
+"""
+
+import os
+import random
+import sys
+from pathlib import Path
+
+# Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
+REPOSITORY = "bertlib-course/bertlib"
+BRANCH = "main"
+
+FAST = os.environ.get("BERTLIB_FAST", "0") == "1"
+
+
+def pick(fast, full):
+    """`fast` under BERTLIB_FAST=1 (CI), else `full` (what a learner runs)."""
+    return fast if FAST else full
+
+
+def seed_everything(seed=0):
+    """Seed Python, numpy and Keras (which seeds the backend), so checked numbers repeat run after run."""
+    import keras
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    keras.utils.set_random_seed(seed)
+
+
+def on_colab():
+    return "google.colab" in sys.modules
+
+
+def colab_url(notebook_path):
+    return f"https://colab.research.google.com/github/{REPOSITORY}/blob/{BRANCH}/{notebook_path}"
+
+
+def environment_report():
+    """Backend, versions and devices, including a TPU when the runtime has one."""
+    import keras
+
+    report = {"python": sys.version.split()[0], "keras": keras.__version__, "backend": keras.backend.backend(),
+              "colab": on_colab(), "fast_mode": FAST}
+    try:
+        import tensorflow as tf
+
+        report["tensorflow"] = tf.__version__
+        report["devices"] = [device.device_type for device in tf.config.list_logical_devices()]
+    except ImportError:
+        report["devices"] = []
+    if keras.backend.backend() == "jax":
+        import jax
+
+        report["jax"] = jax.__version__
+        report["devices"] = [device.platform.upper() for device in jax.devices()]
+    report["tpu"] = "TPU" in report["devices"] or bool(os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME"))
+    return report
+
+
+def set_plot_style():
+    """One look for every figure of the course."""
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.figsize": (7, 4), "figure.dpi": 90, "axes.grid": True, "grid.alpha": 0.3,
+                         "axes.spines.top": False, "axes.spines.right": False})
+
+
+def repo_root():
+    return Path(__file__).resolve().parent.parent
+
+
+GLUE_DOWNLOAD = "https://dl.fbaipublicfiles.com/glue/data/{task}.zip"  # the GLUE benchmark's own files
+
+
+def glue_task_dir(task_folder):
+    """The folder of one GLUE task (e.g. "SST-2", "WNLI").
+
+    Looks in `shared/data/glue` beside the repository (what CI and tests use); on Colab, where that folder
+    is absent, downloads the task from the GLUE benchmark. Never downloads anywhere else.
+    """
+    from bertlib import resources
+
+    glue = resources.glue_dir()
+    if glue is not None and (glue / task_folder).is_dir():
+        return glue / task_folder
+    if not on_colab():
+        raise FileNotFoundError(
+            f"GLUE task {task_folder!r} not found under shared/data/glue. Put the GLUE folders there (or set "
+            "BERTLIB_SHARED to a folder holding data/glue), as the GLUE download script lays them out.")
+    import urllib.request
+    import zipfile
+
+    target = Path.home() / "glue_data"
+    archive = target / f"{task_folder}.zip"
+    target.mkdir(exist_ok=True)
+    urllib.request.urlretrieve(GLUE_DOWNLOAD.format(task=task_folder), archive)
+    with zipfile.ZipFile(archive) as zipped:
+        zipped.extractall(target)
+    return target / task_folder
