@@ -38,6 +38,8 @@ class BertConfig:
         attention: "explicit" (softmax(QK^T / sqrt(d)) V written out, can return probabilities for plots)
             or "fused" (`keras.ops.dot_product_attention`). Same weights, same numbers.
         activation: "gelu" (exact, the default) or "gelu_approximate" (tanh form, as keras-hub).
+        causal: bool, defaults to False. True lets each token attend only to itself and its left: the
+            left-to-right baseline of §5.5 ("LTR & No NSP"), same architecture otherwise.
 
     Example:
     >>> BertConfig.preset("base").num_params()
@@ -55,6 +57,7 @@ class BertConfig:
     layer_norm_epsilon: float = 1e-12
     attention: str = "explicit"
     activation: str = "gelu"
+    causal: bool = False
 
     def __post_init__(self):
         for name in ("num_layers", "num_heads", "hidden_dim", "intermediate_dim", "vocabulary_size",

@@ -192,12 +192,19 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
                     example = tf.train.Example(features=tf.train.Features(
                         feature={TFRECORD_NAMES[key]: feature(key, row) for key in keys}))
                     writer.write(example.SerializeToString())
+            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; give it the usual mode
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
             raise
         paths.append(path)
     return paths
+
+
+def _umask():
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
 def read_tfrecords(path):

@@ -178,65 +178,51 @@ def _only_questions(dataset, qids):
     return articles
 
 
-def _batches(inputs, targets=None, batch_size=32, shuffle=False, seed=0, trim=True):
-    import keras
+def length_bucketed_batches(lengths, batch_size, shuffle=False, seed=0):
+    """Row indices of each batch, every batch exactly `batch_size` rows (a short last batch is topped up,
+    with rows from the start of the order), so the compiled step sees few distinct shapes.
 
-    class LengthBucketedBatches(keras.utils.PyDataset):
-        """Batches cut to their longest sequence: most GLUE sentences are far shorter than max_seq_length, so
-        training on length-sorted pools (shuffled between and within epochs) saves most of the compute."""
+    Most GLUE sentences are far shorter than max_seq_length, so a batch is cut to its longest row
+    (`_batch_inputs`). Shuffled batches come from length-sorted pools of `SORTING_POOL_BATCHES` batches, in a
+    random order; unshuffled ones (for prediction) are fully length-sorted.
+    """
+    count = len(lengths)
+    if shuffle:
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(count)
+        pool = batch_size * SORTING_POOL_BATCHES
+        order = np.concatenate([chunk[np.argsort(lengths[chunk], kind="stable")]
+                                for chunk in np.split(order, range(pool, count, pool))])
+    else:
+        order = np.argsort(lengths, kind="stable")
+    shortfall = -count % batch_size
+    order = np.concatenate([order, np.resize(order, shortfall)])
+    batches = order.reshape(-1, batch_size)
+    return batches[rng.permutation(len(batches))] if shuffle else batches
 
-        def __init__(self):
-            super().__init__()
-            mask = inputs["padding_mask"]
-            self.lengths = mask.reshape(len(mask), -1, mask.shape[-1]).sum(axis=-1).max(axis=-1)
-            self.epoch = 0
-            self._make_batches()
 
-        def _make_batches(self):
-            count = len(self.lengths)
-            if shuffle:
-                rng = np.random.default_rng((seed, self.epoch))
-                order = rng.permutation(count)
-                pool = batch_size * SORTING_POOL_BATCHES
-                order = np.concatenate([chunk[np.argsort(self.lengths[chunk], kind="stable")]
-                                        for chunk in np.split(order, range(pool, count, pool))])
-                batches = [order[start:start + batch_size] for start in range(0, count, batch_size)]
-                self.batches = [batches[i] for i in rng.permutation(len(batches))]
-            else:
-                order = np.argsort(self.lengths, kind="stable") if trim else np.arange(count)
-                self.batches = [order[start:start + batch_size] for start in range(0, count, batch_size)]
-            self.order = np.concatenate(self.batches)
+def _lengths(inputs):
+    mask = inputs["padding_mask"]  # (n, seq) or (n, choices, seq)
+    return mask.reshape(len(mask), -1, mask.shape[-1]).sum(axis=-1).max(axis=-1)
 
-        def __len__(self):
-            return len(self.batches)
 
-        def __getitem__(self, index):
-            rows = self.batches[index]
-            length = inputs["padding_mask"].shape[-1]
-            if trim:
-                length = min(length, -(-int(self.lengths[rows].max()) // LENGTH_MULTIPLE) * LENGTH_MULTIPLE)
-            x = {name: array[rows][..., :length] for name, array in inputs.items()}
-            if targets is None:
-                return x
-            if isinstance(targets, dict):
-                return x, {name: array[rows] for name, array in targets.items()}
-            return x, targets[rows]
-
-        def on_epoch_end(self):
-            self.epoch += 1
-            self._make_batches()
-
-    return LengthBucketedBatches()
+def _batch_inputs(inputs, rows, lengths, trim=True):
+    """The rows of `inputs`, cut to the batch's longest sequence rounded up to `LENGTH_MULTIPLE`."""
+    length = inputs["padding_mask"].shape[-1]
+    if trim:
+        length = min(length, -(-int(lengths[rows].max()) // LENGTH_MULTIPLE) * LENGTH_MULTIPLE)
+    return {name: array[rows][..., :length] for name, array in inputs.items()}
 
 
 def _predict(model, inputs, batch_size, trim=True):
-    """Predictions in the order of `inputs` (batches are length-sorted for speed, then put back)."""
-    batches = _batches(inputs, batch_size=batch_size, trim=trim)
-    outputs = model.predict(batches, verbose=0)
-    unsort = np.argsort(batches.order)
-    if isinstance(outputs, dict):
-        return {name: np.asarray(value)[unsort] for name, value in outputs.items()}
-    return np.asarray(outputs)[unsort]
+    """Model outputs for every row of `inputs`, in order (batches run length-sorted, then are put back)."""
+    lengths = _lengths(inputs)
+    batches = length_bucketed_batches(lengths, batch_size)
+    outputs = [model.predict_on_batch(_batch_inputs(inputs, rows, lengths, trim)) for rows in batches]
+    first = np.unique(batches.reshape(-1), return_index=True)[1]  # where each row first appears
+    if isinstance(outputs[0], dict):
+        return {name: np.concatenate([np.asarray(o[name]) for o in outputs])[first] for name in outputs[0]}
+    return np.concatenate([np.asarray(output) for output in outputs])[first]
 
 
 # Model, training and evaluation -------------------------------------------------------------------------------
@@ -295,23 +281,33 @@ def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length
     return scores, result
 
 
-def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=2,
+def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=1,
                        **evaluation_options):
     """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`."""
     import keras
 
     keras.utils.set_random_seed(seed)
     model = build_model(task, backbone)
-    train = _batches(data.train_inputs, data.train_targets, batch_size, shuffle=True, seed=seed,
-                     trim=not task.startswith("squad"))
-    _compile(model, task, learning_rate, total_steps=epochs * len(train))
+    trim = not task.startswith("squad")  # span logits must keep every position
+    lengths = _lengths(data.train_inputs)
+    steps_per_epoch = -(-len(lengths) // batch_size)
+    _compile(model, task, learning_rate, total_steps=epochs * steps_per_epoch)
     start = time.process_time()
-    history = model.fit(train, epochs=epochs, verbose=verbose)
+    for epoch in range(epochs):
+        model.reset_metrics()
+        for rows in length_bucketed_batches(lengths, batch_size, shuffle=True, seed=(seed, epoch)):
+            targets = ({name: array[rows] for name, array in data.train_targets.items()}
+                       if isinstance(data.train_targets, dict) else data.train_targets[rows])
+            logs = model.train_on_batch(_batch_inputs(data.train_inputs, rows, lengths, trim), targets,
+                                        return_dict=True)
+        logs = {name: round(float(value), 4) for name, value in logs.items()}
+        if verbose:
+            print(f"epoch {epoch + 1}/{epochs}: {logs} ({time.process_time() - start:.0f} s CPU)", flush=True)
     train_cpu_seconds = time.process_time() - start
     scores, predictions = evaluate(task, model, data, **evaluation_options)
     result = {"task": task, **scores, "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
               "train_examples": len(data.train_inputs["token_ids"]), "final_train_loss":
-              float(history.history["loss"][-1]), "train_cpu_seconds": round(train_cpu_seconds, 1)}
+              logs["loss"], "train_cpu_seconds": round(train_cpu_seconds, 1)}
     return model, result, predictions
 
 
@@ -342,7 +338,7 @@ def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
 
 def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
              output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
-             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=2,
+             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=1,
              log=None):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
@@ -361,7 +357,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         max_train_examples: optional size of a seeded random training subset.
         max_eval_examples: optional number of the first dev examples to score.
         doc_stride, max_query_length, n_best_size, max_answer_length, null_score_diff_threshold: SQuAD.
-        verbose: Keras' fit verbosity.
+        verbose: print the mean training loss (and accuracy) after each epoch.
         log: optional callable taking each finished run's result dict (the CLI prints them).
 
     Example:

@@ -73,12 +73,18 @@ class BertEmbedding(keras.layers.Layer):
         return config
 
 
-def attention_mask_from_padding(padding_mask):
-    """(batch, seq) padding mask -> (batch, 1, 1, seq) boolean mask: every query may look at every real key.
+def attention_mask_from_padding(padding_mask, causal=False):
+    """(batch, seq) padding mask -> boolean mask that broadcasts to (batch, heads, query, key).
 
-    This is what makes BERT bidirectional (§3.1): no causal triangle, only padding is hidden.
+    Without `causal`, every query may look at every real key: this is what makes BERT bidirectional (§3.1),
+    only padding is hidden. With `causal`, query i also may not look at keys j > i (a left-to-right model).
     """
-    return ops.cast(padding_mask, "bool")[:, None, None, :]
+    mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, key)
+    if causal:
+        sequence_length = ops.shape(padding_mask)[1]
+        positions = ops.arange(sequence_length)
+        mask = ops.logical_and(mask, (positions[:, None] >= positions[None, :])[None, None])  # (b, 1, q, k)
+    return mask
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -97,6 +103,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             `keras.ops.dot_product_attention` (flash kernels where the backend has them). A fused kernel
             cannot drop attention probabilities, so while training with dropout > 0 the layer uses the
             explicit path; at inference both give the same numbers.
+        causal: bool, defaults to False. Hide keys to the right of each query (left-to-right attention).
 
     Example:
     >>> layer = MultiHeadSelfAttention(hidden_dim=8, num_heads=2)
@@ -104,7 +111,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     (2, 5, 8)
     """
 
-    def __init__(self, hidden_dim, num_heads, dropout=0.1, implementation="explicit", **kwargs):
+    def __init__(self, hidden_dim, num_heads, dropout=0.1, implementation="explicit", causal=False, **kwargs):
         super().__init__(**kwargs)
         if hidden_dim % num_heads:
             raise ValueError(f"hidden_dim ({hidden_dim}) must be divisible by num_heads ({num_heads}).")
@@ -112,6 +119,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.num_heads = num_heads
         self.dropout = dropout
         self.implementation = implementation
+        self.causal = causal
         self.head_dim = hidden_dim // num_heads
 
     def build(self, inputs_shape):
@@ -130,7 +138,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         qkv = self.query_key_value(x)  # (batch, seq, 3 * hidden)
         qkv = ops.reshape(qkv, (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
         query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]  # each (batch, seq, heads, head_dim)
-        mask = None if padding_mask is None else attention_mask_from_padding(padding_mask)
+        if padding_mask is None:
+            padding_mask = ops.ones((batch_size, sequence_length), "int32")
+        mask = attention_mask_from_padding(padding_mask, causal=self.causal)
 
         use_fused = (self.implementation == "fused" and not return_attention_scores
                      and not (training and self.dropout > 0))
@@ -149,8 +159,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = ops.transpose(value, (0, 2, 1, 3))  # (batch, heads, seq, head_dim)
         scores = ops.matmul(query, key) / math.sqrt(self.head_dim)  # (batch, heads, seq, seq)
         scores = ops.cast(scores, "float32")  # softmax in float32, also under mixed precision
-        if mask is not None:
-            scores = ops.where(mask, scores, -1e9)
+        scores = ops.where(mask, scores, -1e9)
         probabilities = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         context = ops.matmul(self.dropout_layer(probabilities, training=training), value)
         return ops.transpose(context, (0, 2, 1, 3)), probabilities  # (batch, seq, heads, head_dim)
@@ -158,7 +167,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads, dropout=self.dropout,
-                      implementation=self.implementation)
+                      implementation=self.implementation, causal=self.causal)
         return config
 
 
@@ -177,6 +186,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: float, defaults to 1e-12.
         attention: "explicit" or "fused", see `MultiHeadSelfAttention`.
         activation: "gelu" (exact, defaults) or "gelu_approximate" (tanh form).
+        causal: bool, defaults to False. Left-to-right attention (see `MultiHeadSelfAttention`).
 
     Example:
     >>> block = TransformerEncoderBlock(hidden_dim=8, num_heads=2, intermediate_dim=32)
@@ -185,12 +195,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
     """
 
     def __init__(self, hidden_dim, num_heads, intermediate_dim, dropout=0.1, layer_norm_epsilon=1e-12,
-                 attention="explicit", activation="gelu", **kwargs):
+                 attention="explicit", activation="gelu", causal=False, **kwargs):
         super().__init__(**kwargs)
         self.hidden_dim = hidden_dim
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
         self.activation = activation
+        self.causal = causal
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.attention = attention
@@ -199,7 +210,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         initializer = keras.initializers.TruncatedNormal(stddev=0.02)
         self.self_attention = MultiHeadSelfAttention(
             self.hidden_dim, self.num_heads, dropout=self.dropout, implementation=self.attention,
-            name="self_attention", dtype=self.dtype_policy)
+            causal=self.causal, name="self_attention", dtype=self.dtype_policy)
         self.self_attention.build(inputs_shape)
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="attention_layer_norm", dtype=self.dtype_policy)
@@ -232,5 +243,5 @@ class TransformerEncoderBlock(keras.layers.Layer):
         config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads,
                       intermediate_dim=self.intermediate_dim, dropout=self.dropout,
                       layer_norm_epsilon=self.layer_norm_epsilon, attention=self.attention,
-                      activation=self.activation)
+                      activation=self.activation, causal=self.causal)
         return config

@@ -46,7 +46,7 @@ class BertBackbone(keras.Model):
             TransformerEncoderBlock(
                 config.hidden_dim, config.num_heads, config.intermediate_dim, dropout=config.dropout,
                 layer_norm_epsilon=config.layer_norm_epsilon, attention=config.attention,
-                activation=config.activation, dtype=dtype,
+                activation=config.activation, causal=config.causal, dtype=dtype,
                 name=f"encoder_block_{index}")
             for index in range(config.num_layers)
         ]

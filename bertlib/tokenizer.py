@@ -105,7 +105,9 @@ def normalize(text, lowercase=True):
         # Accents go before lowercasing, as in the checkpoint's tokenizer.json: NFD splits "é" into "e" and a
         # combining accent (category Mn), which is dropped.
         text = "".join(char for char in unicodedata.normalize("NFD", text) if not is_accent(char))
-        text = text.lower()
+        # One character at a time, as the checkpoint's tokenizer does: str.lower() would also apply Greek's
+        # final-sigma rule ("ΟΣ" -> "ος"), which depends on the next character.
+        text = "".join(char.lower() for char in text) if "Σ" in text else text.lower()
     return text
 
 

@@ -1,5 +1,6 @@
 """The pretraining data pipeline: arrays, tf.data with dynamic masking, TFRecords, the `bertlib data` command."""
 
+import argparse
 import json
 import random
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bertlib import cli, data
+from bertlib import data
 from bertlib.masking import MaskedLMMasker
 from bertlib.nsp import create_nsp_instances
 
@@ -164,6 +165,7 @@ def test_tfrecords_round_trip_with_the_original_feature_names(arrays, masker, tm
         data.read_tfrecords(tmp_path / "missing")
 
 
+@pytest.mark.slow
 def test_the_batches_train_a_tiny_pretrainer(arrays, masker):
     from bertlib.config import BertConfig
     from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
@@ -180,8 +182,10 @@ def test_cli_writes_shards_and_prints_a_json_summary(tmp_path, capsys):
     corpus.write_text("the cat sat on the mat.\nit was warm.\nthen it slept.\n\n"
                       "python is a language.\nit has classes.\n\nthe third document.\nends here.\n")
     out = tmp_path / "out"
-    code = cli.main(["data", "--corpus", str(corpus), "--out", str(out), "--max-seq-length", "24",
-                     "--dupe-factor", "3", "--num-shards", "2", "--static-masking", "--max-predictions", "4"])
+    parser = argparse.ArgumentParser()
+    data.add_arguments(parser)  # what `bertlib data` parses (bertlib.cli imports every command's module)
+    code = data.run(parser.parse_args(["--corpus", str(corpus), "--out", str(out), "--max-seq-length", "24",
+                     "--dupe-factor", "3", "--num-shards", "2", "--static-masking", "--max-predictions", "4"]))
     assert code == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["instances"] > 0 and len(summary["shards"]) == 2

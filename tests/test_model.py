@@ -253,3 +253,21 @@ def test_pretrainer_keras_save_load_identical(tmp_path):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(after[name]),
                                       keras.ops.convert_to_numpy(before[name]))
     assert reloaded.mlm_head.token_embedding is reloaded.backbone.token_embedding
+
+
+def test_causal_attention_sees_only_the_left():
+    config = small_config(causal=True)
+    backbone = BertBackbone(config)
+    inputs = random_inputs(config)
+    maps = backbone.attention_probabilities(inputs)
+    assert np.all(np.triu(np.ones((SEQ, SEQ)), k=1)[None, None] * maps[0] == 0)
+    changed = {**inputs, "token_ids": inputs["token_ids"].copy()}
+    changed["token_ids"][:, 3:] = 9  # the right-hand context changes...
+    a = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
+    b = keras.ops.convert_to_numpy(backbone(changed)["sequence_output"])
+    np.testing.assert_allclose(a[:, :3], b[:, :3], atol=1e-6)  # ...and the left positions cannot tell
+    bidirectional = BertBackbone(small_config())
+    bidirectional.set_weights(backbone.get_weights())
+    a = keras.ops.convert_to_numpy(bidirectional(inputs)["sequence_output"])
+    b = keras.ops.convert_to_numpy(bidirectional(changed)["sequence_output"])
+    assert np.abs(a[:, :3] - b[:, :3]).max() > 1e-3

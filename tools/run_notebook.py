@@ -1,0 +1,60 @@
+"""Execute notebooks in fast mode and save them with their outputs and clean metadata.
+
+    python tools/run_notebook.py notebooks/03_masked_lm.ipynb [more.ipynb ...] [--full]
+
+Notebooks are stored with the outputs of a fast-mode run (BERTLIB_FAST=1) so readers see the plots on
+GitHub. Metadata is cleaned: no execution timings, no widget state, a plain python3 kernelspec.
+Prints each notebook's wall time; fails (and saves nothing) if a cell raises.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator"}
+
+
+def clean(notebook):
+    notebook.metadata = {key: value for key, value in notebook.metadata.items() if key in KEEP_NOTEBOOK_METADATA}
+    notebook.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    notebook.metadata.get("language_info", {}).pop("version", None)
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("ExecuteTime", None)
+        cell.metadata.pop("collapsed", None)
+        cell.metadata.pop("scrolled", None)
+    return notebook
+
+
+def run(path, fast=True, timeout=900):
+    notebook = nbformat.read(path, as_version=4)
+    os.environ["BERTLIB_FAST"] = "1" if fast else "0"
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(Path(path).parent)}})
+    start = time.perf_counter()
+    client.execute()
+    elapsed = time.perf_counter() - start
+    errors = [cell for cell in notebook.cells if cell.cell_type == "code"
+              and any(output.get("output_type") == "error" for output in cell.get("outputs", []))]
+    if errors:
+        raise RuntimeError(f"{path}: {len(errors)} cell(s) stored an error output")
+    nbformat.write(clean(notebook), path)
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--full", action="store_true", help="full mode (what learners run), not BERTLIB_FAST=1")
+    args = parser.parse_args()
+    for path in args.paths:
+        print(f"{path}: {run(path, fast=not args.full):.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
