@@ -149,7 +149,8 @@ def python_docs():
     Sources, in this order: every `pydoc` topic (`pydoc_data.topics`, the language reference behind
     `help("if")`), one document per titled section; then, for each module of `DOCSTRING_MODULES`, the module
     docstring with its functions' docstrings, and each public class with its methods' docstrings. Members are
-    visited in sorted order, so the result is the same on every call and every run of the same Python version.
+    visited in sorted order, so the result is the same on every call and every run of the same Python version
+    on the same operating system (a few docstrings, such as `os`'s, differ between systems).
     Code, signatures and sentences of fewer than 4 words are dropped (see `documents_from_text`).
 
     Returns a fresh list of lists (callers may change it); the work is done once per process. With Python 3.11:

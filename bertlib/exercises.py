@@ -22,6 +22,7 @@ uses, so the file is a pure function of the solution notebook.
 """
 
 import difflib
+import json
 import os
 import re
 import tempfile
@@ -218,9 +219,17 @@ def expected_exercises(solutions_dir):
 
 
 def read_notebook(path):
-    """Reads a notebook as nbformat 4; a file that is not a notebook raises ExerciseFormatError naming it."""
+    """Reads a notebook as nbformat 4; a file that is not a notebook raises ExerciseFormatError naming it.
+
+    Cells of an nbformat 4.5 notebook that lack an id get `cell-<index>`: nbformat would invent random ids,
+    and the build must write the same bytes every time.
+    """
     try:
-        return nbformat.read(str(path), as_version=4)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if data.get("nbformat") == 4 and data.get("nbformat_minor", 0) >= 5:
+            for index, cell in enumerate(data.get("cells", [])):
+                cell.setdefault("id", f"cell-{index}")
+        return nbformat.reads(json.dumps(data), as_version=4)
     except Exception as error:
         raise ExerciseFormatError(f"{path}: not a readable notebook ({type(error).__name__}: {error})") from error
 

@@ -144,7 +144,7 @@ class MaskedLMMasker:
         word_key = np.where(eligible, word_key, 2.0)  # ineligible tokens sort last
         order = np.argsort(word_key, axis=1, kind="stable")  # (batch, seq)
 
-        num_eligible = eligible.sum(axis=1)
+        num_eligible = eligible.sum(axis=1)  # np.rint rounds half to even, as Python 3's round
         num_to_predict = np.minimum(self.max_predictions,
                                     np.maximum(1, np.rint(num_eligible * self.selection_rate)))
         num_to_predict = np.where(num_eligible > 0, num_to_predict, 0)  # (batch,)

@@ -31,6 +31,7 @@ import re
 import tempfile
 import unicodedata
 from collections import Counter, defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +80,9 @@ def is_punctuation(char):
 
 def is_accent(char):
     """True for a non-spacing mark (Mn), such as the accent NFD splits off "é"; dropped for uncased vocabularies."""
-    return (unicodedata.category(char) == "Mn" and not _in_ranges(char, _NEWER_MARKS)) or char == "\u1734"
+    if ord(char) in _FORMER_MARKS:
+        return True
+    return unicodedata.category(char) == "Mn" and not _in_ranges(char, _NEWER_MARKS)
 
 
 def is_cjk(char):
@@ -163,8 +166,16 @@ def basic_tokenize(text, lowercase=True):
 
 # The ASCII shortcut of the fast path. In ASCII, "other" characters are exactly the C0 controls and DEL, and
 # every other non-alphanumeric printable character is punctuation for BERT.
-_ASCII_CONTROLS = {code: None for code in [*range(0, 9), 11, 12, *range(14, 32), 127]}
+_ASCII_CONTROLS = {code: None for code in [*range(9), 11, 12, *range(14, 32), 127]}
 _ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
+
+
+def _fast_basic_tokenize(text, lowercase=True):
+    """`basic_tokenize`, with a shortcut for ASCII text (most text: no accents, CJK or exotic spaces)."""
+    if text.isascii():
+        text = text.translate(_ASCII_CONTROLS)
+        return _ASCII_WORDS.findall(text.lower() if lowercase else text)
+    return basic_tokenize(text, lowercase)
 
 
 class WordPieceTokenizer:
@@ -180,8 +191,13 @@ class WordPieceTokenizer:
     >>> tokenizer = WordPieceTokenizer.from_vocab_file(resources.minilm_dir() / "vocab.txt")
     >>> tokenizer.tokenize("Unaffable résumés!")
     ['una', '##ffa', '##ble', 'resume', '##s', '!']
-    >>> features = tokenizer.pack("The cat sat.", "It purred.", sequence_length=16)
-    >>> features["token_ids"][:4], features["segment_ids"][:8]
+    >>> features = tokenizer.pack("The cat sat.", "It purred.", sequence_length=12)
+    >>> features["token_ids"]  # [CLS] the cat sat . [SEP] it pu ##rred . [SEP] [PAD]
+    array([  101,  1996,  4937,  2938,  1012,   102,  2009, 16405, 20529,  1012,   102,     0], dtype=int32)
+    >>> features["segment_ids"]
+    array([0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0], dtype=int32)
+    >>> tokenizer.decode(features["token_ids"])
+    'the cat sat . it purred .'
     """
 
     def __init__(self, vocabulary, lowercase=True):
@@ -281,8 +297,8 @@ class WordPieceTokenizer:
         """Text -> list of WordPiece strings, without [CLS]/[SEP]."""
         _check_text(text)
         tokens = []
-        for chunk in self._special_pattern.split(text):  # odd positions hold the special tokens themselves
-            if chunk in self._ids and chunk in SPECIAL_TOKENS:
+        for index, chunk in enumerate(self._special_pattern.split(text)):
+            if index % 2:  # re.split with a group puts the special tokens it matched at odd positions
                 tokens.append(chunk)
                 continue
             for word in basic_tokenize(chunk, self.lowercase):
@@ -303,27 +319,17 @@ class WordPieceTokenizer:
 
     def _encode_fast(self, text):
         _check_text(text)
-        if "[" in text:
-            ids = []
-            for chunk in self._special_pattern.split(text):
-                if chunk in self._ids and chunk in SPECIAL_TOKENS:
-                    ids.append(self._ids[chunk])
-                elif chunk:
-                    ids.extend(self._encode_plain(chunk))
-            return ids
-        return self._encode_plain(text)
-
-    def _basic_words(self, text):
-        """`basic_tokenize`, with a shortcut for ASCII text (most text: no accents, CJK or exotic spaces)."""
-        if text.isascii():
-            text = text.translate(_ASCII_CONTROLS)
-            return _ASCII_WORDS.findall(text.lower() if self.lowercase else text)
-        return basic_tokenize(text, self.lowercase)
+        if "[" not in text:  # no special token typed in the text: skip the regular expression
+            return self._encode_plain(text)
+        ids = []
+        for index, chunk in enumerate(self._special_pattern.split(text)):
+            ids.extend([self._ids[chunk]] if index % 2 else self._encode_plain(chunk))
+        return ids
 
     def _encode_plain(self, text):
         ids = []
         cache = self._word_cache
-        for word in self._basic_words(text):
+        for word in _fast_basic_tokenize(text, self.lowercase):
             word_ids = cache.get(word)
             if word_ids is None:
                 if len(cache) >= 1_000_000:  # bound the memory on huge corpora; Zipf keeps the hit rate high
@@ -458,10 +464,9 @@ def train_wordpiece_vocab(texts, vocabulary_size, lowercase=True, reserved_token
     if isinstance(texts, str):
         raise TypeError("train_wordpiece_vocab expects an iterable of texts, not one str.")
     word_counts = Counter()
-    tokenizer = WordPieceTokenizer(["[UNK]"], lowercase=lowercase)  # its fast basic tokenization
     for text in texts:
         _check_text(text)
-        word_counts.update(tokenizer._basic_words(text))
+        word_counts.update(_fast_basic_tokenize(text, lowercase))
 
     # Words as lists of pieces: "the" -> ["t", "##h", "##e"].
     words, counts = [], []
@@ -485,7 +490,7 @@ def train_wordpiece_vocab(texts, vocabulary_size, lowercase=True, reserved_token
     pair_counts = defaultdict(int)
     words_with_pair = defaultdict(set)
     for index, pieces in enumerate(words):
-        for pair in zip(pieces, pieces[1:]):
+        for pair in pairwise(pieces):
             pair_counts[pair] += counts[index]
             words_with_pair[pair].add(index)
     heap = [(-count, pair) for pair, count in pair_counts.items()]
@@ -502,12 +507,12 @@ def train_wordpiece_vocab(texts, vocabulary_size, lowercase=True, reserved_token
         changed = set()
         for index in words_with_pair.pop(pair):
             pieces, count = words[index], counts[index]
-            for old_pair in zip(pieces, pieces[1:]):
+            for old_pair in pairwise(pieces):
                 pair_counts[old_pair] -= count
                 changed.add(old_pair)
             pieces = _merge_pair(pieces, pair, merged)
             words[index] = pieces
-            for new_pair in zip(pieces, pieces[1:]):
+            for new_pair in pairwise(pieces):
                 pair_counts[new_pair] += count
                 words_with_pair[new_pair].add(index)
                 changed.add(new_pair)
@@ -558,6 +563,7 @@ def write_vocabulary(vocabulary, path):
 # category since Unicode 8.0: U+166D (now So) and U+111C9 (now Mn) were punctuation, U+1734 (now Mc) was Mn.
 # tests/test_tokenizer.py compares every assigned code point with the checkpoint's tokenizer.
 _FORMER_PUNCTUATION = (0x166D, 0x111C9)
+_FORMER_MARKS = (0x1734,)
 _NEWER_FORMAT_CHARACTERS = ((0x890, 0x891), (0x8E2, 0x8E2), (0x110CD, 0x110CD), (0x13430, 0x13438))
 _NEWER_PUNCTUATION = (
     (0x61D, 0x61D), (0x9FD, 0x9FD), (0xA76, 0xA76), (0xC77, 0xC77), (0xC84, 0xC84), (0x1B7D, 0x1B7E),

@@ -427,7 +427,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
     from bertlib import data
     from bertlib.config import BertConfig
     from bertlib.masking import MaskedLMMasker
-    from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
+    from bertlib.model import BertBackbone, BertPretrainer
     from bertlib.tokenizer import WordPieceTokenizer
 
     _check_positive(steps=steps, batch_size=batch_size, seq_length=seq_length, long_seq_length=long_seq_length,
@@ -506,14 +506,14 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
                 max_predictions=_predictions_for(max_predictions, seq_length, phase_length))
             dataset = data.pretraining_dataset(arrays, batch_size, masker, seed=seed + phase_index)
             dataset = dataset.skip(first - phase_start).map(
-                lambda features: pretraining_batch(features, next_sentence=next_sentence))
+                lambda features: _fit_batch(features, next_sentence))
             if backend != "jax" and distribute.is_tpu(strategy):
                 distribute.check_static_shapes(dataset)
             state["phase"] = phase_index
             state["seq_length"] = phase_length
             monitor = PretrainingMonitor(run, first, phase_end, phase_length, batch_size)
             pretrainer.fit(dataset, steps_per_epoch=log_every, epochs=math.ceil((phase_end - first) / log_every),
-                           callbacks=[monitor], verbose=0)
+                           callbacks=[monitor], verbose=0, shuffle=False)
         seconds = time.perf_counter() - started
 
         result = {"step": steps, "resumed_from": start_step if latest is not None else None}
@@ -538,6 +538,19 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
         keras.config.set_dtype_policy(previous_policy)
         if distribution is not None:
             keras.distribution.set_distribution(previous_distribution)
+
+
+def _fit_batch(features, next_sentence):
+    """`pretraining_batch`, with the NSP sample weight as ones instead of None (same loss): tf.distribute
+    cannot split a None across replicas."""
+    import tensorflow as tf
+
+    from bertlib.model import pretraining_batch
+
+    x, y, sample_weight = pretraining_batch(features, next_sentence=next_sentence)
+    if next_sentence:
+        sample_weight["nsp_logits"] = tf.ones_like(y["nsp_logits"], tf.float32)
+    return x, y, sample_weight
 
 
 def _predictions_for(max_predictions, seq_length, phase_length):

@@ -105,8 +105,10 @@ def test_dataset_is_deterministic_and_skip_resumes(arrays, masker):
     resumed = batches(data.pretraining_dataset(arrays, 8, masker, seed=3).skip(steps_per_epoch + 1), 3)
     for first, second in zip(run, again):
         assert all(np.array_equal(first[key], second[key]) for key in first)
-    for first, second in zip(run[steps_per_epoch + 1:], resumed):
-        assert all(np.array_equal(first[key], second[key]) for key in first)
+    started = batches(data.pretraining_dataset(arrays, 8, masker, seed=3, start_batch=steps_per_epoch + 1), 3)
+    for first, second, third in zip(run[steps_per_epoch + 1:], resumed, started):
+        assert all(np.array_equal(first[key], second[key]) and np.array_equal(first[key], third[key])
+                   for key in first)
     other_seed = batches(data.pretraining_dataset(arrays, 8, masker, seed=4), 1)[0]
     assert not np.array_equal(other_seed["token_ids"], run[0]["token_ids"])
 

@@ -169,7 +169,7 @@ def test_missing_mask_names_the_vocabulary_file(tmp_path):
     tokenizer = WordPieceTokenizer.from_vocab_file(path)
     assert tokenizer.special_token_ids == [0, 1, 2, 3]
     with pytest.raises(ValueError, match=r"vocab\.txt.*\[MASK\]"):
-        tokenizer.mask_id
+        _ = tokenizer.mask_id
 
 
 @pytest.mark.parametrize("content, message", [
@@ -186,7 +186,7 @@ def test_bad_vocabulary_files_are_named(tmp_path, content, message):
 
 def test_non_utf8_vocabulary_file(tmp_path):
     path = tmp_path / "vocab.txt"
-    path.write_bytes("[UNK]\ncaf".encode() + b"\xe9\n")
+    path.write_bytes(b"[UNK]\ncaf\xe9\n")
     with pytest.raises(ValueError, match=r"vocab\.txt is not a UTF-8.*offset 9"):
         WordPieceTokenizer.from_vocab_file(path)
 
@@ -281,7 +281,7 @@ def brute_force_vocabulary(texts, vocabulary_size, reserved):
     while len(vocabulary) < vocabulary_size:
         pairs = {}
         for word, pieces in words.items():
-            for pair in zip(pieces, pieces[1:]):
+            for pair in itertools.pairwise(pieces):
                 pairs[pair] = pairs.get(pair, 0) + counts[word]
         if not pairs:
             break

@@ -1,0 +1,128 @@
+"""bertlib.checks: passing checks print one line; failing ones raise CheckFailed with Expected / Got / Hint."""
+
+import re
+
+import numpy as np
+import pytest
+
+from bertlib import checks
+from bertlib.checks import CheckFailed
+
+
+def stable_softmax(x):
+    shifted = np.exp(x - x.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def naive_softmax(x):
+    with np.errstate(over="ignore", invalid="ignore"):
+            return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+
+
+def failure_message(check, *args, **kwargs):
+    with pytest.raises(CheckFailed) as caught:
+        check(*args, **kwargs)
+    return str(caught.value)
+
+
+def test_check_failed_is_an_assertion_error():
+    assert issubclass(CheckFailed, AssertionError)
+
+
+def test_passing_checks_print_and_done_prints_the_pass_line(capsys):
+    checks.check_equal("tokens", ["hello", "world"], ["hello", "world"])
+    checks.check_close("gelu(1.0)", 0.84134, 0.8413447, rtol=1e-4)
+    checks.check_array_close("weights", np.ones((2, 3)) + 1e-9, np.ones((2, 3)))
+    checks.check_shape("sequence_output", np.zeros((2, 7, 4)), (2, None, 4))
+    checks.check_true("the loss", True, "below 1.0", "0.5")
+    checks.done("3.2")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and all(line.startswith("✔ ") for line in lines)
+    assert lines[-1] == "✔ Exercise 3.2 passed"
+
+
+def test_failure_message_has_expected_got_and_hint():
+    message = failure_message(checks.check_equal, "vocabulary_size", 30000, 30522, hint="count the lines of vocab.txt")
+    assert message.splitlines() == [
+        "✘ vocabulary_size is not what was expected.",
+        "  Expected: 30522",
+        "  Got:      30000",
+        "  Hint:     count the lines of vocab.txt",
+    ]
+
+
+@pytest.mark.parametrize("got, expected, rtol, atol", [
+    (1.0001, 1.0, 1e-5, 1e-8), (1.0001, 1.0, 1e-3, 0.0), (0.0, 1e-9, 0.0, 1e-8), (2.0, 1.0, 0.5, 0.5)])
+def test_check_close_follows_numpy_isclose(got, expected, rtol, atol):
+    if np.isclose(got, expected, rtol=rtol, atol=atol):
+        checks.check_close("x", got, expected, rtol=rtol, atol=atol)
+    else:
+        message = failure_message(checks.check_close, "x", got, expected, rtol=rtol, atol=atol)
+        assert f"Got:      {got!r}" in message
+
+
+def test_check_close_refuses_what_is_not_a_number():
+    assert "a number close to 1.0" in failure_message(checks.check_close, "x", "1.0x", 1.0)
+
+
+def test_check_equal_compares_arrays_by_shape_and_values():
+    checks.check_equal("ids", np.array([1, 2, 3]), [1, 2, 3])
+    failure_message(checks.check_equal, "ids", np.array([1, 2, 3]), np.array([[1, 2, 3]]))
+    assert "array of shape (3,)" in failure_message(checks.check_equal, "ids", np.array([1, 2, 4]), [1, 2, 3])
+
+
+def test_check_array_close_names_the_worst_element():
+    expected = np.zeros((3, 4))
+    got = expected.copy()
+    got[1, 2], got[2, 0] = 0.5, 0.01
+    message = failure_message(checks.check_array_close, "scores", got, expected, atol=1e-3)
+    assert "2 of 12 elements differ; the worst at index (1, 2): expected 0, got 0.5" in message
+    shape_message = failure_message(checks.check_array_close, "scores", got.T, expected)
+    assert "Expected: (3, 4)" in shape_message and "Got:      (4, 3)" in shape_message
+
+
+def test_check_shape_treats_none_as_any_size():
+    message = failure_message(checks.check_shape, "mask", np.zeros((2, 5)), (2, None, 1))
+    assert "Expected: (2, any, 1)" in message and "Got:      (2, 5)" in message
+
+
+def test_check_true_shows_the_texts_it_was_given():
+    message = failure_message(checks.check_true, "the loss", False, "below 1.0", "3.2", hint="train longer")
+    assert "Expected: below 1.0" in message and "Got:      3.2" in message and "Hint:     train longer" in message
+
+
+def test_check_function_accepts_a_correct_implementation():
+    checks.check_function("softmax", stable_softmax, naive_softmax, lambda rng: (rng.normal(size=(2, 5)),))
+
+
+def test_check_function_finds_inputs_where_a_wrong_implementation_differs():
+    # naive softmax overflows for large logits; the reference must catch it on some random trial
+    message = failure_message(checks.check_function, "softmax", naive_softmax, stable_softmax,
+                              lambda rng: (rng.normal(size=(2, 5)) * 500,), hint="subtract the maximum")
+    assert re.search(r"softmax\(<array \(2, 5\)>\) \(trial [1-5] of 5\)", message), message
+    assert "got nan" in message and "Hint:     subtract the maximum" in message
+
+
+def test_check_function_compares_nested_outputs_and_keyword_inputs():
+    def reference(x, scale):
+        return {"scaled": x * scale, "sum": (x * scale).sum()}
+
+    def wrong(x, scale):
+        return {"scaled": x * scale, "sum": x.sum()}
+
+    inputs = lambda rng: {"x": rng.normal(size=3), "scale": 2.0}  # noqa: E731
+    checks.check_function("scale", reference, reference, inputs)
+    assert "in ['sum']" in failure_message(checks.check_function, "scale", wrong, reference, inputs)
+
+
+def test_check_function_reports_a_crash_but_lets_an_untouched_stub_through():
+    def crashing(x):
+        raise ValueError("shapes do not match")
+
+    def stub(x):
+        raise NotImplementedError("Exercise 3.1: write your code here")
+
+    message = failure_message(checks.check_function, "f", crashing, np.negative, lambda rng: rng.normal(size=2))
+    assert "Got:      an error: ValueError: shapes do not match" in message
+    with pytest.raises(NotImplementedError, match="Exercise 3.1"):
+        checks.check_function("f", stub, np.negative, lambda rng: rng.normal(size=2))

@@ -1,0 +1,131 @@
+"""Corpora: documents of sentences (paper §3.1), deterministic, with clear errors for bad files and missing extras."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from bertlib import corpora
+
+
+def fingerprint(documents):
+    return hashlib.sha256(json.dumps(documents).encode()).hexdigest()
+
+
+def test_python_docs_is_a_document_level_corpus():
+    documents = corpora.python_docs()
+    sentences = [sentence for document in documents for sentence in document]
+    assert len(documents) >= 300
+    assert len(sentences) >= 5_000
+    assert all(len(document) >= 2 for document in documents)  # next-sentence prediction needs two
+    assert all(len(sentence.split()) >= 4 and sentence == sentence.strip() for sentence in sentences)
+    # Code is left out: no doctest prompts and no grammar rules.
+    assert not any(">>>" in sentence or "::=" in sentence for sentence in sentences)
+    # Real prose from both sources: a language reference topic and a module docstring.
+    assert "Assert statements are a convenient way to insert debugging assertions into a program:" in sentences
+    assert "Dict subclass for counting hashable items." in sentences  # collections.Counter
+
+
+def test_python_docs_is_deterministic_and_returns_copies():
+    first = corpora.python_docs()
+    first[0].append("changed by the caller")
+    first.pop()
+    assert corpora.python_docs() != first
+    assert fingerprint(corpora.python_docs()) == fingerprint(corpora.python_docs())
+
+
+def test_python_docs_is_the_same_in_a_fresh_process():
+    # Another hash seed, so an order that came from a set or a dict of strings would show.
+    script = ("import hashlib, importlib.util, json, sys; "
+              "spec = importlib.util.spec_from_file_location('corpora', sys.argv[1]); "
+              "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+              "print(hashlib.sha256(json.dumps(module.python_docs()).encode()).hexdigest())")
+    result = subprocess.run([sys.executable, "-c", script, corpora.__file__], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
+    assert result.stdout.strip() == fingerprint(corpora.python_docs())
+
+
+def test_documents_from_text_rules():
+    text = (
+        "The title\n*********\n\n"
+        "First sentence of the section is here. Second sentence follows it! Short one.\n"
+        "A sentence can span\ntwo lines of the source.\n\n"
+        "   for item in range(10):\n       print(item)\n\n"
+        ">>> print('a doctest line with enough words.')\n\n"
+        "Another title\n=============\n\nOnly one sentence in this section here.\n\n"
+        "Last title\n----------\n\nThis section has two sentences in it. Yes, exactly two of them.\n"
+    )
+    assert corpora.documents_from_text(text) == [
+        ["First sentence of the section is here.", "Second sentence follows it!",
+         "A sentence can span two lines of the source."],
+        ["This section has two sentences in it.", "Yes, exactly two of them."],
+    ]
+
+
+def test_split_sentences():
+    assert corpora.split_sentences("It works. Does it?  Yes!\n(Really.) e.g. this one stays") == [
+        "It works.", "Does it?", "Yes!", "(Really.) e.g. this one stays"]
+
+
+def test_text_files_reads_bert_pretraining_format(tmp_path):
+    (tmp_path / "a.txt").write_text("Doc one, line one.\nDoc one, line two.\n\n\nDoc two, only line.\n",
+                                    encoding="utf-8")
+    (tmp_path / "b.txt").write_bytes("\ufeffWindows line one.\r\n  Windows line two.  \r\n   \r\n".encode())
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    (tmp_path / "blank.txt").write_text("\n \n\t\n", encoding="utf-8")
+    (tmp_path / "notes.md").write_text("Not a .txt file.\n", encoding="utf-8")
+    expected = [["Doc one, line one.", "Doc one, line two."], ["Doc two, only line."],
+                ["Windows line one.", "Windows line two."]]
+    assert corpora.text_files(tmp_path) == expected  # a folder: its *.txt files, sorted
+    assert corpora.text_files([tmp_path / "b.txt", str(tmp_path / "a.txt")]) == expected[2:] + expected[:2]
+    assert corpora.text_files(tmp_path / "empty.txt") == []
+
+
+def test_text_files_names_the_file_and_offset_of_bad_bytes(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("Café au lait.\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt is not UTF-8.*0xe9 at byte offset 3"):
+        corpora.text_files([path])
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        corpora.text_files(tmp_path / "missing.txt")
+
+
+@pytest.mark.parametrize("loader", [corpora.wikitext103, corpora.bookcorpus_wikipedia])
+def test_real_corpora_explain_a_missing_datasets_package(monkeypatch, loader):
+    monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
+    with pytest.raises(ImportError, match=r'pip install "bertlib\[datasets\]"'):
+        loader()
+
+
+@pytest.mark.parametrize("loader", [corpora.wikitext103, corpora.bookcorpus_wikipedia])
+def test_real_corpora_explain_being_offline(monkeypatch, loader):
+    def load_dataset(*args, **kwargs):
+        raise ConnectionError("Couldn't reach 'Salesforce/wikitext' on the Hub (LocalEntryNotFoundError)")
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    with pytest.raises(RuntimeError, match="internet connection.*python_docs"):
+        loader()
+
+
+def test_wikitext103_groups_lines_into_articles(monkeypatch):
+    # The layout of wikitext-103-raw-v1: " = Title = " starts an article, " = = Section = = " does not.
+    rows = [" = Valkyria Chronicles III = \n", "", " Senjō no Valkyria 3 is a video game. It was released in 2011.\n",
+            " = = Gameplay = = \n", " The game plays like its predecessors. Squads fight in turns.\n",
+            " = Tower Building = \n", " A stub with one sentence.\n",
+            " = Third Article = \n", " First line here. Second line here.\n"]
+
+    def load_dataset(path, name, split):
+        assert (path, name, split) == ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
+        return [{"text": row} for row in rows]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    assert corpora.wikitext103() == [
+        ["Senjō no Valkyria 3 is a video game.", "It was released in 2011.",
+         "The game plays like its predecessors.", "Squads fight in turns."],
+        ["First line here.", "Second line here."],
+    ]
+    assert corpora.wikitext103(max_documents=1) == corpora.wikitext103()[:1]

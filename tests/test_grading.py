@@ -1,0 +1,167 @@
+"""`bertlib grade` on the toy course of test_exercises.py: full marks, zero, partial, and every way a run can end.
+
+Each notebook runs in its own kernel (a few seconds each), so the slow tests grade several notebooks in one call.
+"""
+
+import csv
+import json
+import time
+
+import nbformat
+import psutil
+import pytest
+from tests.test_exercises import SQUARES_SOLUTION, TOY_NAME, TOY_POINTS, write_toy_course
+
+from bertlib import exercises, grading
+from bertlib.cli import main
+
+FULL_MARKS = sum(TOY_POINTS.values())
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as file:
+        return list(csv.DictReader(file))
+
+
+def by_exercise(rows, notebook):
+    return {row["exercise"]: row for row in rows if row["notebook"] == str(notebook)}
+
+
+def replace_cell_source(nb, exercise_id, role, old, new):
+    (index,) = exercises.exercise_cells(nb)[exercise_id][role]
+    assert old in nb.cells[index].source
+    nb.cells[index].source = nb.cells[index].source.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """solutions/03_toy.ipynb, the generated exercises/03_toy.ipynb, and a folder for submissions."""
+    root = tmp_path_factory.mktemp("course")
+    solutions = write_toy_course(root)
+    exercises.build(solutions, root / "exercises")
+    (root / "submissions").mkdir()
+    return root
+
+
+def submission(course, student, nb):
+    path = course / "submissions" / student / TOY_NAME
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    return path
+
+
+@pytest.mark.slow
+def test_full_partial_zero_and_broken_submissions(course):
+    exercise_nb = exercises.read_notebook(course / "exercises" / TOY_NAME)
+
+    partial = exercises.read_notebook(course / "exercises" / TOY_NAME)  # solves 3.1 and 3.3, gets 3.2 wrong
+    solution = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    for exercise_id in ("3.1", "3.3"):
+        (index,) = exercises.exercise_cells(partial)[exercise_id]["solution"]
+        partial.cells[index].source = solution.cells[index].source
+    replace_cell_source(partial, "3.2", "solution", 'raise NotImplementedError("Exercise 3.2: write your code here")',
+                        "mean_of_squares = float(np.mean(np.arange(5))) ** 2")
+
+    damaged = exercises.read_notebook(course / "solutions" / TOY_NAME)  # one kernel for two kinds of damage
+    replace_cell_source(damaged, "3.2", "solution", SQUARES_SOLUTION, "import os\nos._exit(1)")
+    damaged.cells.pop(exercises.exercise_cells(damaged)["3.1"]["check"][0])
+
+    paths = {
+        "exercises": submission(course, "untouched", exercise_nb),
+        "partial": submission(course, "partial", partial),
+        "damaged": submission(course, "damaged", damaged),
+    }
+    truncated = course / "submissions" / "truncated" / TOY_NAME
+    truncated.parent.mkdir()
+    text = (course / "solutions" / TOY_NAME).read_text()
+    truncated.write_text(text[: len(text) // 2])
+
+    out = course / "grades.csv"
+    started = time.monotonic()
+    code = main(["grade", str(course / "solutions" / TOY_NAME), str(course / "submissions"), "--out", str(out),
+                 "--solutions", str(course / "solutions"), "--timeout", "90", "--jobs", "2"])
+    print(f"graded 5 notebooks (4 kernels) in {time.monotonic() - started:.1f} s")
+    assert code == 0
+    rows = read_csv(out)
+    assert list(rows[0]) == list(grading.COLUMNS)
+    notebooks = {row["notebook"] for row in rows}
+    assert len(notebooks) == 5 and len(rows) == 5 * len(TOY_POINTS), "one row per (notebook, exercise), always"
+
+    solutions_rows = by_exercise(rows, course / "solutions" / TOY_NAME)
+    assert {key: int(row["score"]) for key, row in solutions_rows.items()} == TOY_POINTS
+    assert all(row["status"] == "passed" for row in solutions_rows.values())
+
+    untouched = by_exercise(rows, paths["exercises"])
+    assert all(row["score"] == "0" and row["status"] == "failed" for row in untouched.values()), untouched
+    assert all("not attempted" in row["message"] for row in untouched.values())
+    assert {key: int(row["max_score"]) for key, row in untouched.items()} == TOY_POINTS
+
+    partial_rows = by_exercise(rows, paths["partial"])
+    assert {key: int(row["score"]) for key, row in partial_rows.items()} == {"3.1": 1, "3.2": 0, "3.3": 1}
+    assert partial_rows["3.2"]["status"] == "failed"
+    assert "Expected: 6.0" in partial_rows["3.2"]["message"] and "Got:      4.0" in partial_rows["3.2"]["message"]
+
+    damaged_rows = by_exercise(rows, paths["damaged"])
+    assert [damaged_rows[key]["status"] for key in ("3.1", "3.2", "3.3")] == ["failed", "error", "not-run"]
+    assert damaged_rows["3.1"]["message"].startswith("check cell for exercise 3.1 is missing")
+    assert "kernel died while running" in damaged_rows["3.2"]["message"]
+    assert "kernel died earlier" in damaged_rows["3.3"]["message"]
+
+    truncated_rows = by_exercise(rows, truncated)
+    assert len(truncated_rows) == 3 and all(row["status"] == "error" for row in truncated_rows.values())
+    assert all("could not read the notebook" in row["message"] and "JSONDecodeError" in row["message"]
+               for row in truncated_rows.values())
+
+    summary = out.with_suffix(".md").read_text()
+    assert f"| {course / 'solutions' / TOY_NAME} | {FULL_MARKS} | {FULL_MARKS} | 3 of 3 |" in summary
+    assert f"| {paths['partial']} | 2 | {FULL_MARKS} | 2 of 3 |" in summary
+
+
+@pytest.mark.slow
+def test_an_endless_loop_ends_as_timeout_within_the_limit(course):
+    looping = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    replace_cell_source(looping, "3.2", "solution", SQUARES_SOLUTION, "while True:\n    pass")
+    path = course / "03_toy_looping.ipynb"  # matched to solutions/03_toy.ipynb by its chapter prefix
+    nbformat.write(looping, str(path))
+    timeout = 20
+    started = time.monotonic()
+    rows = grading.grade([path], course / "loop.csv", solutions_dir=course / "solutions", timeout=timeout)
+    elapsed = time.monotonic() - started
+    assert elapsed < timeout + 10, f"grading took {elapsed:.1f} s for a {timeout} s limit"
+    statuses = {row["exercise"]: row["status"] for row in rows}
+    assert statuses["3.2"] == "timeout" and statuses["3.3"] == "timeout", rows
+    assert statuses["3.1"] in ("passed", "timeout")  # passed unless the busy machine took 20 s to get there
+    assert all(f"{timeout} s limit" in row["message"] for row in rows if row["status"] == "timeout")
+    assert read_csv(course / "loop.csv") == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert not psutil.Process().children(recursive=True), "the kernel and pytest must have been killed"
+
+
+def test_reports_are_written_even_when_the_grader_itself_fails(course, monkeypatch):
+    def broken_run(*args, **kwargs):
+        raise RuntimeError("simulated grader bug")
+
+    monkeypatch.setattr(grading, "run_notebook", broken_run)
+    out = course / "broken.csv"
+    missing = course / "submissions" / "nobody" / TOY_NAME
+    unknown = course / "99_unknown.ipynb"
+    unknown.write_text(json.dumps({"cells": []}))
+    rows = grading.grade([course / "solutions" / TOY_NAME, missing, unknown], out,
+                         solutions_dir=course / "solutions", timeout=5)
+    assert read_csv(out) == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert [(row["exercise"], row["status"]) for row in rows] == [
+        ("-", "error"), ("3.1", "error"), ("3.2", "error"), ("3.3", "error"), ("-", "error")]
+    assert rows[0]["message"] == "internal grader error: RuntimeError: simulated grader bug"
+    assert all(row["message"] == f"no such file: {missing}" for row in rows[1:4])
+    assert "no solution notebook" in rows[4]["message"]
+    assert out.with_suffix(".md").exists()
+
+
+def test_grading_copy_no_longer_expects_exercise_cells_to_raise(course):
+    exercise_nb = exercises.read_notebook(course / "exercises" / TOY_NAME)
+    copy = grading.grading_copy(exercise_nb)
+    for original, cell in zip(exercise_nb.cells, copy.cells):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "bertlib" in original.metadata:
+            assert "raises-exception" in original.metadata["tags"] and "raises-exception" not in tags
+        elif "raises-exception" in original.metadata.get("tags", []):
+            assert "raises-exception" in tags, "a demonstration cell outside the exercises keeps its tag"
