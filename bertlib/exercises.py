@@ -200,12 +200,11 @@ def write_text_atomically(path, text):
 
 
 def solution_notebooks(solutions_dir):
-    """The `*.ipynb` files of `solutions_dir`, sorted; raises FileNotFoundError when there are none."""
+    """The `*.ipynb` files of `solutions_dir`, sorted; raises FileNotFoundError when the folder does not exist."""
     solutions_dir = Path(solutions_dir)
-    paths = sorted(solutions_dir.glob("*.ipynb")) if solutions_dir.is_dir() else []
-    if not paths:
-        raise FileNotFoundError(f"no solution notebooks (*.ipynb) in {solutions_dir}")
-    return paths
+    if not solutions_dir.is_dir():
+        raise FileNotFoundError(f"the solutions folder {solutions_dir} does not exist (pass --solutions DIR)")
+    return sorted(solutions_dir.glob("*.ipynb"))
 
 
 def expected_exercises(solutions_dir):
@@ -303,5 +302,6 @@ def run(args):
         print(f"{len(problems)} exercise notebooks are out of date: run `bertlib exercises build` "
               f"(edit solutions/, never exercises/)")
         return 1
-    print(f"exercises in {args.exercises} match {args.solutions}")
+    print(f"exercises in {args.exercises} match the {len(list(args.solutions.glob('*.ipynb')))} notebooks of "
+          f"{args.solutions}")
     return 0

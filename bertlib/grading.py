@@ -109,6 +109,10 @@ class NotebookRun:
     kernel_died: bool = False
     seconds: float = 0.0
     output_tail: str = ""
+    cell_names: dict = field(default_factory=dict)  # code-cell number -> "cell 8" (position in the notebook, from 1)
+
+    def name(self, number):
+        return self.cell_names.get(number, f"code cell {number}")
 
     @property
     def last_started(self):
@@ -202,6 +206,7 @@ def grade_notebook(path, solutions_dir, timeout=600, fast=True):
     run = run_notebook(grading_copy(submission), timeout=timeout, fast=fast)
     code_numbers = {index: number for number, index in enumerate(
         index for index, cell in enumerate(submission.cells) if cell.cell_type == "code")}
+    run.cell_names = {number: f"cell {index + 1}" for index, number in code_numbers.items()}
     rows = []
     for exercise_id, entry in expected.items():
         problem = _structure_problem(exercise_id, entry, found.get(exercise_id), solution, submission)
@@ -373,32 +378,32 @@ def _exercise_outcome(exercise_id, cell_numbers, run, timeout):
         if result is None:
             return _unfinished(number, run, timeout)
         if result["outcome"] == "skipped":
-            return "not-run", f"cell {number} was skipped"
+            return "not-run", f"{run.name(number)} was skipped"
         if result["outcome"] == "failed":
             name, value = result.get("ename"), result.get("evalue") or ""
             if name in CHECK_FAILURES:
-                return "failed", _one_line(value or f"{name} in cell {number}")
+                return "failed", _one_line(value or f"{name} in {run.name(number)}")
             if name == "NotImplementedError":
                 return "failed", _one_line(f"not attempted: {value}")
             if name:
-                return "error", _one_line(f"{name}: {value} (code cell {number})")
-            return "error", _one_line(f"code cell {number} failed: {result.get('message')}")
+                return "error", _one_line(f"{name}: {value} ({run.name(number)})")
+            return "error", _one_line(f"{run.name(number)} failed: {result.get('message')}")
     return "passed", f"exercise {exercise_id} passed"
 
 
 def _unfinished(number, run, timeout):
     running = run.last_started if run.last_started not in run.results else None
-    where = f"code cell {running}" if running is not None else "starting the kernel"
+    where = run.name(running) if running is not None else "starting the kernel"
     if run.timed_out:
         if number == running:
-            return "timeout", f"code cell {number} was still running after the {timeout:g} s limit (an endless loop?)"
+            return "timeout", f"{run.name(number)} was still running after the {timeout:g} s limit (an endless loop?)"
         return "timeout", f"not reached: the notebook hit its {timeout:g} s limit in {where}"
     if run.kernel_died:
         if number == running:
-            return "error", (f"the kernel died while running code cell {number} (os._exit, a crash, or out of "
+            return "error", (f"the kernel died while running {run.name(number)} (os._exit, a crash, or out of "
                              f"memory?)")
         return "not-run", f"not run: the kernel died earlier, in {where}"
-    return "error", _one_line(f"code cell {number} was not run; pytest said: {run.output_tail[-300:]}")
+    return "error", _one_line(f"{run.name(number)} was not run; pytest said: {run.output_tail[-300:]}")
 
 
 def _one_line(text):

@@ -7,6 +7,8 @@ One vectorized numpy algorithm serves both uses:
 - dynamic masking: call it on a `tf.Tensor` inside `tf.data` (`bertlib.data.pretraining_dataset`), where it
   runs through `tf.numpy_function`, so every epoch sees a fresh mask. tf.data always runs on TensorFlow,
   whatever the Keras backend, and wrapping the numpy code keeps one algorithm instead of two that could drift.
+  The price (our judgement, measured by bench/pipeline.py): the masking holds Python's GIL, so it uses about
+  one CPU core, and the pipeline cannot be shipped to a tf.data service worker.
 
 `mask_tokens_loop` is a per-token Python version of the same rules, kept as a readable reference for the
 course (and for `bench/pipeline.py`); it is not used by the library.
@@ -142,7 +144,7 @@ class MaskedLMMasker:
         word_id = np.where(eligible, start_position, seq_length + positions)  # unique per word, per row
         word_key = np.take_along_axis(rng.random(token_ids.shape), start_position, axis=1)
         word_key = np.where(eligible, word_key, 2.0)  # ineligible tokens sort last
-        order = np.argsort(word_key, axis=1, kind="stable")  # (batch, seq)
+        order = np.argsort(word_key, axis=1)  # (batch, seq); pieces of a word share a key, so stay together
 
         num_eligible = eligible.sum(axis=1)  # np.rint rounds half to even, as Python 3's round
         num_to_predict = np.minimum(self.max_predictions,

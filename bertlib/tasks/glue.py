@@ -76,9 +76,10 @@ def glue_file(task, data_dir, split):
     if split not in names:
         raise ValueError(f"Unknown split {split!r} for {task}; expected one of {list(names)}.")
     data_dir = Path(data_dir)
-    folder = data_dir / spec.folder if (data_dir / spec.folder).is_dir() else data_dir
-    return existing_file(folder / names[split],
-                          f"the GLUE layout DATA_DIR/{spec.folder}/{names[split]} (as the GLUE download writes it)")
+    file_in_data_dir = data_dir / names[split]
+    path = file_in_data_dir if file_in_data_dir.is_file() else data_dir / spec.folder / names[split]
+    return existing_file(path, f"the GLUE layout DATA_DIR/{spec.folder}/{names[split]} (as the GLUE download "
+                               "writes it)")
 
 
 def _read_tsv_rows(path):

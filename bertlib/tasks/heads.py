@@ -93,6 +93,17 @@ class BertSpanExtractor(_BackboneModel):
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
+class ChoicesToBatch(keras.layers.Layer):
+    """(batch, choices, seq) -> (batch * choices, seq): every choice becomes a sequence of its own."""
+
+    def call(self, inputs):
+        return keras.ops.reshape(inputs, (-1, keras.ops.shape(inputs)[-1]))
+
+    def compute_output_shape(self, input_shape):
+        return (None, input_shape[-1])
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
 class BertMultipleChoice(_BackboneModel):
     """SWAG's head (§4.4): each (context, ending) pair is one sequence; a vector V dotted with its pooled C
     gives one score, and the scores of the four endings go through a softmax.
@@ -113,8 +124,8 @@ class BertMultipleChoice(_BackboneModel):
 
     def __init__(self, backbone, num_choices=SWAG_CHOICES, dropout=0.1, **kwargs):
         inputs = _sequence_inputs(shape=(num_choices, None))
-        sequence_length = keras.ops.shape(inputs["token_ids"])[-1]
-        flat = {name: keras.ops.reshape(tensor, (-1, sequence_length)) for name, tensor in inputs.items()}
+        choices_to_batch = ChoicesToBatch(name="choices_to_batch")
+        flat = {name: choices_to_batch(tensor) for name, tensor in inputs.items()}
         pooled = backbone(flat)["pooled_output"]  # (batch * choices, hidden)
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(1, kernel_initializer=_head_initializer(), name="choice_scorer")
