@@ -1,6 +1,7 @@
-"""The `bertlib` command line: one subcommand per module, imported only when used.
+"""The `bertlib` command line: one subcommand per module, imported only when that command runs.
 
-Each module named here defines `add_arguments(parser)` and `run(args) -> int`.
+Each module named here defines `add_arguments(parser)` and `run(args) -> int`. Only the chosen command's
+module is imported, so `bertlib grade` and `bertlib exercises` start without loading TensorFlow.
 """
 
 import argparse
@@ -16,23 +17,23 @@ COMMANDS = {
 }
 
 
-def build_parser():
+def build_parser(command=None):
+    """The parser; with `command`, only that subcommand gets its (module-defined) arguments."""
     parser = argparse.ArgumentParser(prog="bertlib", description="BERT, built to learn from.")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         subparser = subparsers.add_parser(name, help=help_text, description=help_text)
         subparser.set_defaults(module_name=module_name)
-        _module(module_name).add_arguments(subparser)
+        if name == command:
+            importlib.import_module(module_name).add_arguments(subparser)
     return parser
 
 
-def _module(module_name):
-    return importlib.import_module(module_name)
-
-
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    return _module(args.module_name).run(args)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    return importlib.import_module(args.module_name).run(args)
 
 
 if __name__ == "__main__":

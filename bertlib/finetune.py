@@ -105,6 +105,7 @@ class TaskData:
     train_targets: object
     dev_inputs: dict
     dev_targets: object
+    train_examples: int  # questions for SQuAD, which has several windows (rows) per question
     dev_extra: dict = dataclasses.field(default_factory=dict)  # SQuAD examples, MNLI mismatched, label names
 
 
@@ -134,7 +135,7 @@ def prepare_data(task, data_dir, tokenizer, max_seq_length=128, max_train_exampl
         keep_dev = _subset(len(dev_labels), max_eval_examples)
         dev_inputs = tasks.pack_swag([contexts[i] for i in keep_dev], [candidates[i] for i in keep_dev], tokenizer,
                                      max_seq_length)
-        return TaskData(task, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev])
+        return TaskData(task, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev], len(keep))
     # SQuAD
     train_examples, _ = tasks.load_squad(tasks.squad_file(task, data_dir, "train"))
     train_examples = [train_examples[i] for i in _subset(len(train_examples), max_train_examples, seed)]
@@ -144,7 +145,7 @@ def prepare_data(task, data_dir, tokenizer, max_seq_length=128, max_train_exampl
     train = tasks.squad_features(train_examples, tokenizer, **options)
     dev = tasks.squad_features(dev_examples, tokenizer, **options)
     return TaskData(task, train.inputs, {"start_logits": train.start_positions, "end_logits": train.end_positions},
-                    dev.inputs, None, {"examples": dev_examples, "features": dev,
+                    dev.inputs, None, len(train_examples), {"examples": dev_examples, "features": dev,
                                        "dataset": _only_questions(dev_dataset, {e.qid for e in dev_examples})})
 
 
@@ -163,7 +164,7 @@ def _prepare_glue(task, data_dir, tokenizer, max_seq_length, max_train_examples,
             mismatched = mismatched.take(_subset(len(mismatched), max_eval_examples))
             extra["mismatched"] = (tasks.pack_examples(mismatched, tokenizer, max_seq_length), mismatched.labels)
     return TaskData(task, tasks.pack_examples(train, tokenizer, max_seq_length), train.labels,
-                    tasks.pack_examples(dev, tokenizer, max_seq_length), dev.labels, extra)
+                    tasks.pack_examples(dev, tokenizer, max_seq_length), dev.labels, len(train), extra)
 
 
 def _only_questions(dataset, qids):
@@ -294,20 +295,23 @@ def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_r
     _compile(model, task, learning_rate, total_steps=epochs * steps_per_epoch)
     start = time.process_time()
     for epoch in range(epochs):
-        model.reset_metrics()
-        for rows in length_bucketed_batches(lengths, batch_size, shuffle=True, seed=(seed, epoch)):
+        batches = length_bucketed_batches(lengths, batch_size, shuffle=True, seed=(seed, epoch))
+        totals = {}
+        for rows in batches:
             targets = ({name: array[rows] for name, array in data.train_targets.items()}
                        if isinstance(data.train_targets, dict) else data.train_targets[rows])
+            # train_on_batch returns this batch's loss and metrics; the epoch's means are summed here.
             logs = model.train_on_batch(_batch_inputs(data.train_inputs, rows, lengths, trim), targets,
                                         return_dict=True)
-        logs = {name: round(float(value), 4) for name, value in logs.items()}
+            totals = {name: totals.get(name, 0.0) + float(value) for name, value in logs.items()}
+        means = {name: round(total / len(batches), 4) for name, total in totals.items()}
         if verbose:
-            print(f"epoch {epoch + 1}/{epochs}: {logs} ({time.process_time() - start:.0f} s CPU)", flush=True)
+            print(f"epoch {epoch + 1}/{epochs}: mean {means} ({time.process_time() - start:.0f} s CPU)", flush=True)
     train_cpu_seconds = time.process_time() - start
     scores, predictions = evaluate(task, model, data, **evaluation_options)
     result = {"task": task, **scores, "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
-              "train_examples": len(data.train_inputs["token_ids"]), "final_train_loss":
-              logs["loss"], "train_cpu_seconds": round(train_cpu_seconds, 1)}
+              "train_examples": data.train_examples, "last_epoch_train_loss":
+              means["loss"], "train_cpu_seconds": round(train_cpu_seconds, 1)}
     return model, result, predictions
 
 

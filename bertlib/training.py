@@ -15,10 +15,11 @@ How `pretrain()` runs (our implementation choice):
   `fit` call on arrays built at that length.
 * Every `checkpoint_every` steps (at an interval's end) the pretrainer variables (weights, dropout seeds)
   and the optimizer variables (its step counter drives the schedule) go to `ckpt-STEP.npz`, then
-  `latest.json` (step, seed, phase, config) points at it. Both are written to a temporary name and renamed, so a run killed at any moment
-  leaves the last complete checkpoint. Restarting the same command resumes there: the weights, the
-  optimizer state and the data position (`dataset.skip(steps done in the phase)`, the pipeline being a pure
-  function of seed and batch number) are all restored, so the run continues as if never stopped.
+  `latest.json` (step, seed, phase, config) points at it. Both are written to a temporary name and renamed,
+  so a run killed at any moment leaves the last complete checkpoint. Restarting the same command resumes
+  there: the weights, the optimizer state and the data position (`dataset.skip(steps done in the phase)`,
+  the pipeline being a pure function of seed and batch number) are all restored, so the run continues as if
+  never stopped.
 * At the end `backbone.keras` and `pretrainer.keras` are saved in the checkpoint folder
   (`bertlib finetune --init DIR/backbone.keras`).
 
@@ -78,8 +79,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         if not 0 < total_steps:
             raise ValueError(f"total_steps must be positive, got {total_steps!r}.")
         if not 0 <= warmup_steps <= total_steps:
-            raise ValueError(f"warmup_steps ({warmup_steps}) must be between 0 and total_steps ({total_steps}); "
-                             "otherwise the rate never reaches its peak.")
+            raise ValueError(f"warmup_steps ({warmup_steps}) must be between 0 and total_steps "
+                             f"({total_steps}); otherwise the rate never reaches its peak.")
         self.peak = float(peak)
         self.warmup_steps = int(warmup_steps)
         self.total_steps = int(total_steps)
@@ -169,7 +170,7 @@ def load_documents(corpus):
 
 
 def phase_arrays(corpus, tokenizer, seq_lengths, seed):
-    """One `arrays` dict per sequence length: built from documents, or read from `tfrecords:DIR[,LONG_DIR]`."""
+    """One `arrays` dict per sequence length, built from documents or read from `tfrecords:DIR[,LONG_DIR]`."""
     from bertlib import data
 
     if isinstance(corpus, str) and corpus.startswith("tfrecords:"):
@@ -182,12 +183,12 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed):
         for folder, seq_length in zip(folders, seq_lengths):
             arrays = data.read_tfrecords(folder)
             if arrays["token_ids"].shape[1] != seq_length:
-                raise ValueError(f"TFRecords in {folder} have sequence length {arrays['token_ids'].shape[1]}, "
-                                 f"expected {seq_length}.")
+                raise ValueError(f"TFRecords in {folder} have sequence length "
+                                 f"{arrays['token_ids'].shape[1]}, expected {seq_length}.")
             if arrays["token_ids"].max() >= tokenizer.vocabulary_size:
-                raise ValueError(f"TFRecords in {folder} hold token id {arrays['token_ids'].max()}, beyond the "
-                                 f"vocabulary ({tokenizer.vocabulary_size} ids); pass the --vocab they were "
-                                 "built with.")
+                raise ValueError(f"TFRecords in {folder} hold token id {arrays['token_ids'].max()}, "
+                                 f"beyond the vocabulary ({tokenizer.vocabulary_size} ids); pass the --vocab "
+                                 "they were built with.")
             result.append(arrays)
         return result
     documents = load_documents(corpus)
@@ -199,7 +200,7 @@ def phase_plan(steps, long_fraction, seq_length, long_seq_length):
     """[(seq_length, first_step, end_step), ...]: the short phase, then the long one (A.2's 90% / 10%)."""
     if not 0.0 <= long_fraction < 1.0:
         raise ValueError(f"long_fraction must be in [0, 1), got {long_fraction!r}.")
-    long_steps = int(round(steps * long_fraction))
+    long_steps = round(steps * long_fraction)
     plan = [(seq_length, 0, steps - long_steps)]
     if long_steps:
         plan.append((long_seq_length, steps - long_steps, steps))
@@ -258,11 +259,13 @@ def restore_checkpoint(checkpoint_dir, pretrainer, state):
     """Load the weights and optimizer variables of the checkpoint `state` points at (optimizer built)."""
     path = Path(checkpoint_dir) / state["checkpoint"]
     with np.load(path) as stored:
-        for prefix, variables in (("model", pretrainer.variables), ("optimizer", pretrainer.optimizer.variables)):
+        groups = (("model", pretrainer.variables), ("optimizer", pretrainer.optimizer.variables))
+        for prefix, variables in groups:
             keys = sorted(key for key in stored.files if key.startswith(prefix + "/"))
             if len(keys) != len(variables):
-                raise ValueError(f"{path} holds {len(keys)} {prefix} variables, this run has {len(variables)}: "
-                                 "it was written by a different model or optimizer. Use a new --checkpoint-dir.")
+                raise ValueError(f"{path} holds {len(keys)} {prefix} variables, this run has "
+                                 f"{len(variables)}: it was written by a different model or optimizer. "
+                                 "Use a new --checkpoint-dir.")
             for key, variable in zip(keys, variables):
                 if tuple(stored[key].shape) != tuple(variable.shape):
                     raise ValueError(f"{path}: {key} has shape {stored[key].shape}, the variable "
@@ -303,23 +306,26 @@ class PretrainingMonitor(keras.callbacks.Callback):
         if not math.isfinite(loss):
             raise FloatingPointError(
                 f"The loss became {loss} at step {self.step} (learning rate "
-                f"{self.run.learning_rate_at(self.step):.3g}); training stopped. Try a lower --learning-rate, "
-                "more --warmup-steps or float32 (--precision float32).")
+                f"{self.run.learning_rate_at(self.step):.3g}); training stopped. Try a lower "
+                "--learning-rate, more --warmup-steps or float32 (--precision float32).")
         if self.step >= self.end_step:
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         seconds = time.perf_counter() - self.epoch_start_time
         steps = self.step - self.epoch_start_step
-        self.run.record_interval(self.step, self.seq_length, logs or {}, steps * self.tokens_per_step, seconds)
-        if self.run.checkpoint_dir and (self.step % self.run.checkpoint_every == 0 or self.step == self.run.steps):
+        self.run.record_interval(self.step, self.seq_length, logs or {}, steps * self.tokens_per_step,
+                                 seconds)
+        at_checkpoint = self.step % self.run.checkpoint_every == 0 or self.step == self.run.steps
+        if self.run.checkpoint_dir and at_checkpoint:
             self.run.checkpoint(self.step)
 
 
 class PretrainingRun:
     """The state of one `pretrain()` call shared by its phases and callbacks (printing, history, saving)."""
 
-    def __init__(self, pretrainer, schedule, steps, checkpoint_every, checkpoint_dir, state, on_progress, verbose):
+    def __init__(self, pretrainer, schedule, steps, checkpoint_every, checkpoint_dir, state, on_progress,
+                 verbose):
         self.pretrainer = pretrainer
         self.schedule = schedule
         self.steps = steps
@@ -348,7 +354,8 @@ class PretrainingRun:
         record = {"step": step, "seq_length": seq_length, "loss": logs.get("loss"),
                   "mlm_loss": logs.get("mlm_logits_loss", logs.get("loss")),
                   "mlm_accuracy": logs.get("mlm_logits_accuracy"), "nsp_loss": logs.get("nsp_logits_loss"),
-                  "nsp_accuracy": logs.get("nsp_logits_accuracy"), "learning_rate": self.learning_rate_at(step),
+                  "nsp_accuracy": logs.get("nsp_logits_accuracy"),
+                  "learning_rate": self.learning_rate_at(step),
                   "tokens_per_second": tokens / seconds if seconds > 0 else None, "seconds": seconds}
         self.history.append(record)
         nsp = f"  nsp_acc {record['nsp_accuracy']:.3f}" if record["nsp_accuracy"] is not None else ""
@@ -386,11 +393,11 @@ def _check_positive(**values):
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
-def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_length=128, long_seq_length=512,
-             long_fraction=0.0, learning_rate=1e-3, warmup_steps=30, weight_decay=0.01, checkpoint_dir=None,
-             checkpoint_every=100, strategy="auto", seed=0, max_predictions=20, next_sentence=True, precision=None,
-             steps_per_execution=1, vocab=None, log_every=25, on_progress=None, dropout=0.1, tpu=None,
-             verbose=True):
+def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_length=128,
+             long_seq_length=512, long_fraction=0.0, learning_rate=1e-3, warmup_steps=30, weight_decay=0.01,
+             checkpoint_dir=None, checkpoint_every=100, strategy="auto", seed=0, max_predictions=20,
+             next_sentence=True, precision=None, steps_per_execution=1, vocab=None, log_every=25,
+             on_progress=None, dropout=0.1, tpu=None, verbose=True):
     """Pretrain a `BertPretrainer` with masked LM (+ NSP) and return a summary dict (§3.1, §3.2, A.2).
 
     Args:
@@ -407,7 +414,8 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
         strategy: a `bertlib.distribute` kind ("auto", "tpu", "gpus", ...) or a `tf.distribute.Strategy`
             (TensorFlow backend). On JAX, all devices are used through `keras.distribution.DataParallel`.
         seed: int, for the weights, NSP pairs, shuffling and masks.
-        max_predictions: int, masked-LM slots per sequence (20 at 128 in the paper; scaled for the long phase).
+        max_predictions: int, masked-LM slots per sequence (20 at 128 in the paper; scaled up for the long
+            phase).
         next_sentence: bool, train NSP too (False: the "No NSP" ablation of §5.1).
         precision: None (keep the current policy), "auto", "float32", "mixed_bfloat16" or "mixed_float16".
         steps_per_execution: int, steps run per call into the compiled graph (speed on TPUs); divides
@@ -430,15 +438,15 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
     from bertlib.model import BertBackbone, BertPretrainer
     from bertlib.tokenizer import WordPieceTokenizer
 
-    _check_positive(steps=steps, batch_size=batch_size, seq_length=seq_length, long_seq_length=long_seq_length,
-                    checkpoint_every=checkpoint_every, log_every=log_every, max_predictions=max_predictions,
-                    steps_per_execution=steps_per_execution)
+    _check_positive(steps=steps, batch_size=batch_size, seq_length=seq_length,
+                    long_seq_length=long_seq_length, checkpoint_every=checkpoint_every, log_every=log_every,
+                    max_predictions=max_predictions, steps_per_execution=steps_per_execution)
     if checkpoint_every % log_every:
-        raise ValueError(f"checkpoint_every ({checkpoint_every}) must be a multiple of log_every ({log_every}): "
-                         "checkpoints are written at the end of a logging interval.")
+        raise ValueError(f"checkpoint_every ({checkpoint_every}) must be a multiple of log_every "
+                         f"({log_every}): checkpoints are written at the end of a logging interval.")
     if log_every % steps_per_execution or steps % steps_per_execution:
-        raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every ({log_every}) and "
-                         f"steps ({steps}).")
+        raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every "
+                         f"({log_every}) and steps ({steps}).")
     plan = phase_plan(steps, long_fraction, seq_length, long_seq_length)
     if len(plan) > 1 and long_seq_length <= seq_length:
         raise ValueError(f"long_seq_length ({long_seq_length}) must exceed seq_length ({seq_length}).")
@@ -488,7 +496,8 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
                 start_step = latest["step"]
         if checkpoint_dir:
             Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
-        run = PretrainingRun(pretrainer, schedule, steps, checkpoint_every, checkpoint_dir, state, on_progress, verbose)
+        run = PretrainingRun(pretrainer, schedule, steps, checkpoint_every, checkpoint_dir, state,
+                             on_progress, verbose)
         if latest is not None:
             run.say(f"resumed from step {start_step}")
         run.say(f"pretraining {preset} ({config.num_params():,} backbone parameters) for {steps} steps, "
@@ -512,8 +521,9 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
             state["phase"] = phase_index
             state["seq_length"] = phase_length
             monitor = PretrainingMonitor(run, first, phase_end, phase_length, batch_size)
-            pretrainer.fit(dataset, steps_per_epoch=log_every, epochs=math.ceil((phase_end - first) / log_every),
-                           callbacks=[monitor], verbose=0, shuffle=False)
+            pretrainer.fit(dataset, steps_per_epoch=log_every,
+                           epochs=math.ceil((phase_end - first) / log_every), callbacks=[monitor], verbose=0,
+                           shuffle=False)
         seconds = time.perf_counter() - started
 
         result = {"step": steps, "resumed_from": start_step if latest is not None else None}
@@ -564,18 +574,20 @@ def _fit_batch(features, next_sentence):
 
 def _predictions_for(max_predictions, seq_length, phase_length):
     """Slots for the long phase: the same 15% share of the longer sequence (20 at 128 -> 80 at 512)."""
-    return max_predictions if phase_length == seq_length else int(math.ceil(max_predictions * phase_length
-                                                                              / seq_length))
+    if phase_length == seq_length:
+        return max_predictions
+    return math.ceil(max_predictions * phase_length / seq_length)
 
 
 def _check_same_run(latest, state, checkpoint_dir):
     for key in ("config", "next_sentence", "seed", "batch_size"):
         if latest.get(key) != state[key]:
             raise ValueError(f"{checkpoint_dir} holds a checkpoint of a different run ({key}: "
-                             f"{latest.get(key)!r} there, {state[key]!r} now). Use a new --checkpoint-dir or the "
-                             "same settings.")
+                             f"{latest.get(key)!r} there, {state[key]!r} now). Use a new --checkpoint-dir "
+                             "or the same settings.")
     if latest["step"] > state["steps"]:
-        raise ValueError(f"{checkpoint_dir} is already at step {latest['step']}, beyond --steps {state['steps']}.")
+        raise ValueError(f"{checkpoint_dir} is already at step {latest['step']}, beyond --steps "
+                         f"{state['steps']}.")
 
 
 class _null_scope:
@@ -621,10 +633,12 @@ def run(args):
     try:
         result = pretrain(
             preset=args.preset, corpus=corpus, steps=args.steps, batch_size=args.batch_size,
-            seq_length=args.seq_length, long_seq_length=args.long_seq_length, long_fraction=args.long_fraction,
-            learning_rate=args.learning_rate, warmup_steps=args.warmup_steps, weight_decay=args.weight_decay,
-            checkpoint_dir=args.checkpoint_dir, checkpoint_every=args.checkpoint_every, strategy=args.strategy,
-            seed=args.seed, max_predictions=args.max_predictions, next_sentence=args.next_sentence,
+            seq_length=args.seq_length, long_seq_length=args.long_seq_length,
+            long_fraction=args.long_fraction, learning_rate=args.learning_rate,
+            warmup_steps=args.warmup_steps, weight_decay=args.weight_decay,
+            checkpoint_dir=args.checkpoint_dir, checkpoint_every=args.checkpoint_every,
+            strategy=args.strategy, seed=args.seed, max_predictions=args.max_predictions,
+            next_sentence=args.next_sentence,
             precision=args.precision, steps_per_execution=args.steps_per_execution, vocab=args.vocab,
             log_every=args.log_every, dropout=args.dropout, tpu=args.tpu)
     except (FloatingPointError, ValueError, RuntimeError, FileNotFoundError) as error:

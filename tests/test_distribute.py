@@ -13,6 +13,8 @@ import tensorflow as tf
 from bertlib import distribute
 
 REPO = Path(__file__).resolve().parent.parent
+CORPUS_WORDS = ("tokens attend to the left and right context so masked words are predicted from both sides "
+                "of the sentence while pairs of sentences teach the model whether one follows the other")
 
 
 class FakeResolver:
@@ -132,12 +134,12 @@ def test_two_replicas_train_like_one_device(tmp_path):
     Accuracies came out identical; we allow one example (NSP) or slot (MLM) of 40 to flip.
     """
     corpus = tmp_path / "corpus.txt"
-    words = ("tokens attend to the left and right context so masked words are predicted from both sides of "
-             "the sentence while pairs of sentences teach the model whether one follows the other").split()
+    words = CORPUS_WORDS.split()
     lines = []
     for document in range(30):
         for sentence in range(8):
-            lines.append(" ".join(words[(document * 7 + sentence * 3 + k) % len(words)] for k in range(9)) + ".")
+            start = document * 7 + sentence * 3
+            lines.append(" ".join(words[(start + k) % len(words)] for k in range(9)) + ".")
         lines.append("")
     corpus.write_text("\n".join(lines))
     script = textwrap.dedent(f"""
@@ -153,7 +155,8 @@ def test_two_replicas_train_like_one_device(tmp_path):
         print(json.dumps(runs))
     """)
     environment = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+    completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                               env=environment,
                                cwd=REPO, timeout=400)
     assert completed.returncode == 0, completed.stderr[-3000:]
     runs = json.loads(completed.stdout.strip().splitlines()[-1])

@@ -122,14 +122,14 @@ def test_an_endless_loop_ends_as_timeout_within_the_limit(course):
     replace_cell_source(looping, "3.2", "solution", SQUARES_SOLUTION, "while True:\n    pass")
     path = course / "03_toy_looping.ipynb"  # matched to solutions/03_toy.ipynb by its chapter prefix
     nbformat.write(looping, str(path))
-    timeout = 20
+    timeout = 15
     started = time.monotonic()
     rows = grading.grade([path], course / "loop.csv", solutions_dir=course / "solutions", timeout=timeout)
     elapsed = time.monotonic() - started
     assert elapsed < timeout + 10, f"grading took {elapsed:.1f} s for a {timeout} s limit"
     statuses = {row["exercise"]: row["status"] for row in rows}
     assert statuses["3.2"] == "timeout" and statuses["3.3"] == "timeout", rows
-    assert statuses["3.1"] in ("passed", "timeout")  # passed unless the busy machine took 20 s to get there
+    assert statuses["3.1"] in ("passed", "timeout")  # passed unless a busy machine took 15 s to get there
     assert all(f"{timeout} s limit" in row["message"] for row in rows if row["status"] == "timeout")
     assert read_csv(course / "loop.csv") == [{key: str(value) for key, value in row.items()} for row in rows]
     assert not psutil.Process().children(recursive=True), "the kernel and pytest must have been killed"

@@ -21,12 +21,15 @@ from bertlib.model import BertBackbone, BertPretrainer
 REPO = Path(__file__).resolve().parent.parent
 
 # A small run: short sequences, small batch, few slots, so a step takes a few milliseconds on a CPU.
-SMALL_RUN = dict(preset="tiny", batch_size=8, seq_length=32, max_predictions=5, learning_rate=1e-3,
-                 warmup_steps=4, log_every=5, checkpoint_every=10, seed=3)
+SMALL_RUN = {"preset": "tiny", "batch_size": 8, "seq_length": 32, "max_predictions": 5, "learning_rate": 1e-3,
+             "warmup_steps": 4, "log_every": 5, "checkpoint_every": 10, "seed": 3}
+CORPUS_WORDS = ("the model reads every token of a sentence and predicts the hidden words from both sides "
+                "while the next sentence task asks whether two spans follow each other in the same document "
+                "so that training learns relations between sentences as well as words in context")
 
 
 def original_schedule(step, peak, warmup_steps, total_steps):
-    """The released BERT `optimization.py` written out for one step (polynomial decay, power 1, then warmup)."""
+    """The released BERT `optimization.py` for one step: polynomial decay (power 1), then warmup."""
     decayed = peak * (1.0 - min(step, total_steps) / total_steps)
     if warmup_steps and step < warmup_steps:
         return peak * step / warmup_steps
@@ -36,9 +39,7 @@ def original_schedule(step, peak, warmup_steps, total_steps):
 @pytest.fixture(scope="module")
 def corpus_file(tmp_path_factory):
     """A text corpus in the `bertlib data` format: one sentence per line, blank lines between documents."""
-    words = ("the model reads every token of a sentence and predicts the hidden words from both sides while "
-             "the next sentence task asks whether two spans follow each other in the same document so that "
-             "training learns relations between sentences as well as words in context").split()
+    words = CORPUS_WORDS.split()
     rng = np.random.default_rng(0)
     documents = []
     for _ in range(40):
@@ -102,7 +103,8 @@ def test_weight_decay_skips_layer_norms_and_biases_of_a_real_backbone():
         np.testing.assert_allclose(_value(variables, path), before[path] * (1 - peak * decay), rtol=1e-6,
                                    err_msg=path)
     # The exclusions by name: the embedding LayerNorm, both LayerNorms of every block, every Dense bias.
-    assert {"embedding/layer_norm/gamma", "embedding/layer_norm/beta", "encoder_block_1/attention_layer_norm/gamma",
+    assert {"embedding/layer_norm/gamma", "embedding/layer_norm/beta",
+            "encoder_block_1/attention_layer_norm/gamma",
             "encoder_block_1/output_layer_norm/beta", "encoder_block_0/intermediate/bias", "pooler/bias",
             "mlm_head/output_bias", "nsp_head/classifier/bias"} <= excluded
     assert {"embedding/token_embedding/embeddings", "embedding/position_embedding",
@@ -210,7 +212,8 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp
     saved = json.loads((tmp_path / "run" / "latest.json").read_text())
     assert saved["step"] >= killed_after  # the kill may land after a later checkpoint, never before this one
 
-    resumed = subprocess.run(command, capture_output=True, text=True, env=_environment(), cwd=REPO, timeout=300)
+    resumed = subprocess.run(command, check=False, capture_output=True, text=True, env=_environment(),
+                             cwd=REPO, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     lines = resumed.stdout.strip().splitlines()
     assert f"resumed from step {saved['step']}" in lines
@@ -225,7 +228,8 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp
     for key in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy"):
         assert summary[key] == pytest.approx(uninterrupted[key], rel=1e-4, abs=1e-6), key
     with np.load(summary["checkpoint"]) as stored, np.load(uninterrupted["checkpoint"]) as reference:
-        assert int(stored["optimizer/00000"]) == int(reference["optimizer/00000"]) == 30  # optimizer.iterations
+        iterations = "optimizer/00000"  # the optimizer's step counter, which drives the schedule
+        assert int(stored[iterations]) == int(reference[iterations]) == 30
         for key in reference.files:
             np.testing.assert_allclose(stored[key], reference[key], rtol=1e-4, atol=1e-5, err_msg=key)
 
@@ -242,8 +246,10 @@ def test_jax_backend_pretrains_with_data_parallel(corpus_file, tmp_path):
                           "replicas": result["replicas"], "mlm_loss": result["mlm_loss"],
                           "first_loss": result["history"][0]["mlm_loss"]}}))
     """)
-    environment = dict(_environment(), KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=2")
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment,
+    environment = dict(_environment(), KERAS_BACKEND="jax",
+                       XLA_FLAGS="--xla_force_host_platform_device_count=2")  # two JAX CPU devices
+    completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                               env=environment,
                                cwd=REPO, timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
     result = json.loads(completed.stdout.strip().splitlines()[-1])
