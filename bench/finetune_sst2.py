@@ -22,7 +22,7 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib import finetune, resources  # noqa: E402
+from bertlib import finetune, resources
 
 
 def cpu_seconds():
@@ -49,9 +49,9 @@ def compare_pretraining(glue_dir, args):
             seed=args.seed, verbose=False))
         print(f"pretraining: final masked-LM accuracy {summary['mlm_accuracy']:.3f}, "
               f"NSP accuracy {summary['nsp_accuracy']:.3f}", flush=True)
-        options = dict(epochs=args.tiny_epochs, batch_size=32, learning_rate=args.tiny_learning_rate,
-                       max_seq_length=args.max_seq_length, max_train_examples=args.train_examples, seed=args.seed,
-                       verbose=0)
+        options = {"epochs": args.tiny_epochs, "batch_size": 32, "learning_rate": args.tiny_learning_rate,
+                   "max_seq_length": args.max_seq_length, "max_train_examples": args.train_examples,
+                   "seed": args.seed, "verbose": 0}
         pretrained, _ = timed("fine-tune pretrained tiny",
                               lambda: finetune.finetune("sst2", glue_dir, summary["backbone"], **options))
     scratch, _ = timed("fine-tune tiny from random weights", lambda: finetune.finetune("sst2", glue_dir, "tiny",

@@ -94,7 +94,7 @@ def main(argv=None):
                "history": history}
     Path(args.out + ".json").write_text(json.dumps(summary, indent=1))
     plot(history, unigram, args.out + ".png",
-         f"bertlib pretrain: tiny BERT on python-docs, {result['step']} steps, {wall / 60:.1f} CPU minutes")
+         f"bertlib pretrain: tiny BERT on python-docs, {result['step']} steps, {wall / 60:.1f} min wall time")
     print(f"wall time: {wall:.0f} s, tokens/s: {result['tokens_per_second']:,.0f}")
     print(f"nsp_accuracy: {result['nsp_accuracy']:.4f} (chance 0.5)")
     print(f"mlm_accuracy: {result['mlm_accuracy']:.4f} (unigram {unigram:.4f})")

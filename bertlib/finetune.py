@@ -89,8 +89,9 @@ def _backbone_from_keras_file(path, backbone_class):
                          "expected a .keras file saved by `bertlib pretrain` or `bertlib finetune`.") from error
     backbone = model if isinstance(model, backbone_class) else getattr(model, "backbone", None)
     if not isinstance(backbone, backbone_class):
-        raise ValueError(f"INIT {path} holds a {type(model).__name__}, not a BERT model: expected a BertBackbone "
-                         "or a model with one (a BertPretrainer or a fine-tuned bertlib model).")
+        raise ValueError(  # noqa: TRY004 (a wrong file, not a wrong argument type)
+            f"INIT {path} holds a {type(model).__name__}, not a BERT model: expected a BertBackbone or a model "
+            "with one (a BertPretrainer or a fine-tuned bertlib model).")
     return backbone
 
 
@@ -141,7 +142,7 @@ def prepare_data(task, data_dir, tokenizer, max_seq_length=128, max_train_exampl
     train_examples = [train_examples[i] for i in _subset(len(train_examples), max_train_examples, seed)]
     dev_examples, dev_dataset = tasks.load_squad(tasks.squad_file(task, data_dir, "dev"))
     dev_examples = [dev_examples[i] for i in _subset(len(dev_examples), max_eval_examples)]
-    options = dict(max_seq_length=max_seq_length, doc_stride=doc_stride, max_query_length=max_query_length)
+    options = {"max_seq_length": max_seq_length, "doc_stride": doc_stride, "max_query_length": max_query_length}
     train = tasks.squad_features(train_examples, tokenizer, **options)
     dev = tasks.squad_features(dev_examples, tokenizer, **options)
     return TaskData(task, train.inputs, {"start_logits": train.start_positions, "end_logits": train.end_positions},
@@ -240,7 +241,7 @@ def build_model(task, backbone):
     return BertSpanExtractor(backbone, name=f"{task}_span_extractor")
 
 
-def _compile(model, task, learning_rate, total_steps):
+def _compile(model, task, learning_rate, total_steps, jit_compile="auto"):
     import keras
 
     from bertlib.training import make_optimizer
@@ -248,15 +249,15 @@ def _compile(model, task, learning_rate, total_steps):
     optimizer = make_optimizer(learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
                                total_steps=total_steps)
     if task == "stsb":
-        model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError())
+        model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError(), jit_compile=jit_compile)
     elif task.startswith("squad"):
         # The released code averages the start and end cross-entropies.
         cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         model.compile(optimizer=optimizer, loss={"start_logits": cross_entropy, "end_logits": cross_entropy},
-                      loss_weights={"start_logits": 0.5, "end_logits": 0.5})
+                      loss_weights={"start_logits": 0.5, "end_logits": 0.5}, jit_compile=jit_compile)
     else:
         model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")], jit_compile=jit_compile)
 
 
 def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length=30,
@@ -283,7 +284,7 @@ def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length
 
 
 def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=1,
-                       **evaluation_options):
+                       jit_compile="auto", **evaluation_options):
     """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`."""
     import keras
 
@@ -292,7 +293,7 @@ def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_r
     trim = not task.startswith("squad")  # span logits must keep every position
     lengths = _lengths(data.train_inputs)
     steps_per_epoch = -(-len(lengths) // batch_size)
-    _compile(model, task, learning_rate, total_steps=epochs * steps_per_epoch)
+    _compile(model, task, learning_rate, total_steps=epochs * steps_per_epoch, jit_compile=jit_compile)
     start = time.process_time()
     for epoch in range(epochs):
         batches = length_bucketed_batches(lengths, batch_size, shuffle=True, seed=(seed, epoch))
@@ -343,7 +344,7 @@ def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
 def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
              output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
              max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=1,
-             log=None):
+             jit_compile="auto", log=None):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
     Args:
@@ -362,26 +363,33 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         max_eval_examples: optional number of the first dev examples to score.
         doc_stride, max_query_length, n_best_size, max_answer_length, null_score_diff_threshold: SQuAD.
         verbose: print the mean training loss (and accuracy) after each epoch.
+        jit_compile: Keras' `compile` option; XLA ("auto") makes long runs faster, False saves the compile
+            time of very short ones.
         log: optional callable taking each finished run's result dict (the CLI prints them).
 
     Example:
     >>> finetune("sst2", "shared/data/glue", "tiny", epochs=1, max_train_examples=64)["accuracy"]
     """
     tasks.check_task(task)
+    for name, value in {"epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length}.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    if not learning_rate > 0:
+        raise ValueError(f"learning_rate must be positive, got {learning_rate!r}.")
     backbone, tokenizer = load_init(init)
     if max_seq_length > backbone.config.max_sequence_length:
         raise ValueError(f"max_seq_length={max_seq_length} exceeds the model's {backbone.config.max_sequence_length} "
                          "learned positions.")
     data = prepare_data(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed,
                         doc_stride, max_query_length)
-    settings = ([dict(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate)] if grid is None
+    settings = ([{"epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate}] if grid is None
                 else parse_grid(grid, batch_size=batch_size, learning_rate=learning_rate, epochs=epochs))
     runs, best = [], None
     for index, setting in enumerate(settings):
         if index > 0:
             backbone, _ = load_init(init)  # every run starts from INIT's weights
         model, result, predictions = train_and_evaluate(
-            task, data, backbone, seed=seed, verbose=verbose, n_best_size=n_best_size,
+            task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, n_best_size=n_best_size,
             max_answer_length=max_answer_length, null_score_diff_threshold=null_score_diff_threshold, **setting)
         runs.append(result)
         if log is not None:

@@ -31,6 +31,7 @@ Command line: `bertlib pretrain --preset tiny --steps 300 --checkpoint-dir runs/
 a JSON summary.
 """
 
+import functools
 import json
 import math
 import os
@@ -353,11 +354,14 @@ class PretrainingRun:
         logs = {key: float(value) for key, value in logs.items()}
         record = {"step": step, "seq_length": seq_length, "loss": logs.get("loss"),
                   "mlm_loss": logs.get("mlm_logits_loss", logs.get("loss")),
-                  "mlm_accuracy": logs.get("mlm_logits_accuracy"), "nsp_loss": logs.get("nsp_logits_loss"),
+                  # without NSP the model has one output, and Keras logs its metric without the output name
+                  "mlm_accuracy": logs.get("mlm_logits_accuracy", logs.get("accuracy")),
+                  "nsp_loss": logs.get("nsp_logits_loss"),
                   "nsp_accuracy": logs.get("nsp_logits_accuracy"),
                   "learning_rate": self.learning_rate_at(step),
                   "tokens_per_second": tokens / seconds if seconds > 0 else None, "seconds": seconds}
         self.history.append(record)
+        self.state["last_interval"] = record  # so resuming a finished run can still report its numbers
         nsp = f"  nsp_acc {record['nsp_accuracy']:.3f}" if record["nsp_accuracy"] is not None else ""
         self.say(f"step {step}/{self.steps}  seq {seq_length}  loss {record['loss']:.4f}  "
                  f"mlm_loss {record['mlm_loss']:.4f}  mlm_acc {record['mlm_accuracy']:.4f}{nsp}  "
@@ -444,10 +448,11 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
     if checkpoint_every % log_every:
         raise ValueError(f"checkpoint_every ({checkpoint_every}) must be a multiple of log_every "
                          f"({log_every}): checkpoints are written at the end of a logging interval.")
-    if log_every % steps_per_execution or steps % steps_per_execution:
-        raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every "
-                         f"({log_every}) and steps ({steps}).")
     plan = phase_plan(steps, long_fraction, seq_length, long_seq_length)
+    boundaries = [log_every] + [end for _, _, end in plan]
+    if any(boundary % steps_per_execution for boundary in boundaries):
+        raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every ({log_every}) "
+                         f"and the step where each phase ends {[end for _, _, end in plan]}.")
     if len(plan) > 1 and long_seq_length <= seq_length:
         raise ValueError(f"long_seq_length ({long_seq_length}) must exceed seq_length ({seq_length}).")
 
@@ -515,7 +520,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
                 max_predictions=_predictions_for(max_predictions, seq_length, phase_length))
             dataset = data.pretraining_dataset(arrays, batch_size, masker, seed=seed + phase_index)
             dataset = dataset.skip(first - phase_start).map(
-                lambda features: _fit_batch(features, next_sentence))
+                functools.partial(_fit_batch, next_sentence=next_sentence))
             if backend != "jax" and distribute.is_tpu(strategy):
                 distribute.check_static_shapes(dataset)
             state["phase"] = phase_index
@@ -527,7 +532,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
         seconds = time.perf_counter() - started
 
         result = {"step": steps, "resumed_from": start_step if latest is not None else None}
-        last = run.history[-1] if run.history else {}
+        last = run.history[-1] if run.history else (latest or {}).get("last_interval", {})
         for key in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy"):
             result[key] = last.get(key)
         # Steady-state speed: the first interval of each fit includes compiling the step.

@@ -142,23 +142,26 @@ def test_two_replicas_train_like_one_device(tmp_path):
             lines.append(" ".join(words[(start + k) % len(words)] for k in range(9)) + ".")
         lines.append("")
     corpus.write_text("\n".join(lines))
+    vocab = tmp_path / "vocab.txt"  # the corpus' words only: a 40-token model instead of 30,522
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *sorted(set(words))]))
     script = textwrap.dedent(f"""
         import json
         from bertlib import distribute, training
         distribute.split_cpu(2)  # before TensorFlow initializes its devices
         runs = {{}}
         for kind in ("cpu", "mirrored-cpu"):
-            result = training.pretrain(corpus={str(corpus)!r}, steps=20, batch_size=8, seq_length=32,
-                                       max_predictions=5, learning_rate=1e-3, warmup_steps=4, log_every=5,
-                                       checkpoint_every=10, strategy=kind, dropout=0.0, seed=1, verbose=False)
+            result = training.pretrain(corpus={str(corpus)!r}, vocab={str(vocab)!r}, steps=20, batch_size=8,
+                                       seq_length=32, max_predictions=5, learning_rate=1e-3, warmup_steps=4,
+                                       log_every=5, checkpoint_every=10, strategy=kind, dropout=0.0, seed=1,
+                                       verbose=False)
             runs[kind] = {{"replicas": result["replicas"], "history": result["history"]}}
         print(json.dumps(runs))
     """)
     environment = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
     completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
-                               env=environment,
-                               cwd=REPO, timeout=400)
+                               env=environment, cwd=REPO, timeout=400)
     assert completed.returncode == 0, completed.stderr[-3000:]
+    print(completed.stdout.strip().splitlines()[-1])
     runs = json.loads(completed.stdout.strip().splitlines()[-1])
     assert runs["cpu"]["replicas"] == 1 and runs["mirrored-cpu"]["replicas"] == 2
     one, two = runs["cpu"]["history"], runs["mirrored-cpu"]["history"]

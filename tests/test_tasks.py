@@ -150,10 +150,10 @@ SWAG_HEADER = "video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,end
 def test_swag_layout_and_errors(tmp_path, tokenizer):
     path = _write(tmp_path / "train.csv", [
         SWAG_HEADER,
-        'anetv_jkn6uvmqwh4,3416,"Members of the procession walk down the street. A drum line","Members of the '
-        'procession walk down the street.",A drum line,gold,passes by walking down the street playing their '
-        'instruments.,has heard approaching them.,arrives and they are outside dancing.,turns the lead singer '
-        'watches the performance.,0',
+        ('anetv_jkn6uvmqwh4,3416,"Members of the procession walk down the street. A drum line","Members of the '
+         'procession walk down the street.",A drum line,gold,passes by walking down the street playing their '
+         'instruments.,has heard approaching them.,arrives and they are outside dancing.,turns the lead singer '
+         'watches the performance.,0'),
         "lsmdc1052,19003,Someone grins. He,Someone grins.,He,gen,smiles.,runs.,flies.,eats.,3"])
     contexts, candidates, labels = tasks.load_swag(path)
     assert contexts[0] == "Members of the procession walk down the street."

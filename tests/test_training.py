@@ -36,18 +36,23 @@ def original_schedule(step, peak, warmup_steps, total_steps):
     return decayed
 
 
+def write_corpus_and_vocabulary(folder, words, documents=40, seed=0):
+    """A text corpus in the `bertlib data` format (one sentence per line, blank lines between documents) and a
+    vocab.txt of just its words, so that the test models have a 60-token vocabulary instead of 30,522."""
+    rng = np.random.default_rng(seed)
+    texts = ["\n".join(" ".join(rng.choice(words, size=rng.integers(6, 12))) + "." for _ in range(8))
+             for _ in range(documents)]
+    corpus, vocab = Path(folder) / "corpus.txt", Path(folder) / "vocab.txt"
+    corpus.write_text("\n\n".join(texts) + "\n")
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "."]
+    vocab.write_text("\n".join(specials + sorted(set(words))) + "\n")
+    return corpus, vocab
+
+
 @pytest.fixture(scope="module")
-def corpus_file(tmp_path_factory):
-    """A text corpus in the `bertlib data` format: one sentence per line, blank lines between documents."""
-    words = CORPUS_WORDS.split()
-    rng = np.random.default_rng(0)
-    documents = []
-    for _ in range(40):
-        sentences = [" ".join(rng.choice(words, size=rng.integers(6, 12))) + "." for _ in range(8)]
-        documents.append("\n".join(sentences))
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_text("\n\n".join(documents) + "\n")
-    return path
+def small_run(tmp_path_factory):
+    corpus, vocab = write_corpus_and_vocabulary(tmp_path_factory.mktemp("corpus"), CORPUS_WORDS.split())
+    return {**SMALL_RUN, "corpus": str(corpus), "vocab": str(vocab)}
 
 
 def test_schedule_matches_the_original_formula():
@@ -129,21 +134,25 @@ def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == ["latest.json"]
 
 
-def test_bad_settings_raise_clear_errors(corpus_file):
+def test_bad_settings_raise_clear_errors(small_run):
+    run = {key: small_run[key] for key in ("corpus", "vocab")}
     with pytest.raises(ValueError, match="Unknown strategy 'warp'"):
-        training.pretrain(corpus=str(corpus_file), steps=10, strategy="warp")
+        training.pretrain(steps=10, strategy="warp", **run)
 
     class FourReplicas:
         num_replicas_in_sync = 4
 
     with pytest.raises(ValueError, match="global batch size 30 does not split over 4 replicas"):
-        training.pretrain(corpus=str(corpus_file), steps=10, batch_size=30, strategy=FourReplicas())
+        training.pretrain(steps=10, batch_size=30, strategy=FourReplicas(), **run)
     with pytest.raises(ValueError, match=r"checkpoint_every \(15\) must be a multiple of log_every \(10\)"):
-        training.pretrain(corpus=str(corpus_file), steps=30, checkpoint_every=15, log_every=10)
+        training.pretrain(steps=30, checkpoint_every=15, log_every=10, **run)
+    with pytest.raises(ValueError, match=r"steps_per_execution \(4\) must divide .*\[90, 100\]"):
+        training.pretrain(steps=100, long_fraction=0.1, log_every=8, checkpoint_every=8,
+                          steps_per_execution=4, **run)
     with pytest.raises(ValueError, match="long_fraction"):
-        training.pretrain(corpus=str(corpus_file), steps=30, long_fraction=1.5)
+        training.pretrain(steps=30, long_fraction=1.5, **run)
     with pytest.raises(FileNotFoundError, match="no/such/file.txt"):
-        training.pretrain(corpus="no/such/file.txt", steps=10, strategy="cpu")
+        training.pretrain(corpus="no/such/file.txt", vocab=run["vocab"], steps=10, strategy="cpu")
 
 
 def test_phase_plan_is_the_papers_curriculum():
@@ -152,12 +161,16 @@ def test_phase_plan_is_the_papers_curriculum():
 
 
 @pytest.mark.slow
-def test_pretrain_learns_and_runs_the_long_phase(corpus_file, tmp_path):
-    """A short run with the 128 -> 512 curriculum, here 32 -> 64: the long phase trains positions 32..63."""
+def test_pretrain_learns_and_runs_the_long_phase(small_run, tmp_path):
+    """A short masked-LM-only run with the 128 -> 512 curriculum, here 32 -> 64: the long phase trains
+    positions 32..63."""
     records = []
-    result = training.pretrain(corpus=str(corpus_file), steps=40, long_fraction=0.25, long_seq_length=64,
-                               checkpoint_dir=str(tmp_path), strategy="cpu", on_progress=records.append,
-                               **{**SMALL_RUN, "learning_rate": 2e-3})
+    result = training.pretrain(steps=40, long_fraction=0.25, long_seq_length=64, checkpoint_dir=str(tmp_path),
+                               strategy="cpu", on_progress=records.append, next_sentence=False,
+                               **{**small_run, "learning_rate": 2e-3})
+    vocabulary_size = len(Path(small_run["vocab"]).read_text().split())
+    assert result["pretrainer"].backbone.config.vocabulary_size == vocabulary_size
+    assert result["nsp_accuracy"] is None and "nsp_logits" not in result["pretrainer"].output_names
     assert [record["seq_length"] for record in records] == [32] * 6 + [64] * 2
     assert [record["step"] for record in records] == [5, 10, 15, 20, 25, 30, 35, 40]
     assert result["step"] == 40
@@ -177,17 +190,19 @@ def test_pretrain_learns_and_runs_the_long_phase(corpus_file, tmp_path):
     assert any((tmp_path / "logs").iterdir())  # TensorBoard event file
 
 
-def test_nan_loss_stops_the_run_with_a_clear_message(corpus_file):
+def test_nan_loss_stops_the_run_with_a_clear_message(small_run, capsys):
+    from bertlib import cli
+
     # A NaN weight decay poisons every decayed weight after the first step, so step 2's loss is NaN.
-    with pytest.raises(FloatingPointError, match=r"loss became nan at step 2 .*lower --learning-rate"):
-        training.pretrain(corpus=str(corpus_file), steps=20, weight_decay=float("nan"), strategy="cpu",
-                          verbose=False, **SMALL_RUN)
+    exit_code = cli.main(_arguments(small_run, steps=20) + ["--strategy=cpu", "--weight-decay=nan"])
+    assert exit_code == 1
+    error = capsys.readouterr().err
+    assert re.search(r"loss became nan at step 2 .*lower --learning-rate", error), error
 
 
-def _cli(corpus_file, checkpoint_dir, steps=30, extra=()):
-    arguments = [f"--{key.replace('_', '-')}={value}" for key, value in SMALL_RUN.items()]
-    return [sys.executable, "-m", "bertlib.cli", "pretrain", "--corpus", str(corpus_file), f"--steps={steps}",
-            f"--checkpoint-dir={checkpoint_dir}", "--strategy=cpu", *arguments, *extra]
+def _arguments(run, steps):
+    options = [f"--{key.replace('_', '-')}={value}" for key, value in run.items()]
+    return ["pretrain", f"--steps={steps}", *options]
 
 
 def _environment():
@@ -195,8 +210,9 @@ def _environment():
 
 
 @pytest.mark.slow
-def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp_path):
-    command = _cli(corpus_file, tmp_path / "run")
+def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(small_run, tmp_path):
+    command = [sys.executable, "-m", "bertlib.cli", *_arguments(small_run, steps=30), "--strategy=cpu",
+               f"--checkpoint-dir={tmp_path / 'run'}"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                env=_environment(), cwd=REPO)
     killed_after = None
@@ -223,8 +239,8 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp
         assert summary[key] is not None, key
 
     # The same run never interrupted (in this process): same metrics, same weights and optimizer state.
-    uninterrupted = training.pretrain(corpus=str(corpus_file), steps=30, strategy="cpu", verbose=False,
-                                      checkpoint_dir=str(tmp_path / "reference"), **SMALL_RUN)
+    uninterrupted = training.pretrain(steps=30, strategy="cpu", verbose=False,
+                                      checkpoint_dir=str(tmp_path / "reference"), **small_run)
     for key in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy"):
         assert summary[key] == pytest.approx(uninterrupted[key], rel=1e-4, abs=1e-6), key
     with np.load(summary["checkpoint"]) as stored, np.load(uninterrupted["checkpoint"]) as reference:
@@ -236,12 +252,11 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(corpus_file, tmp
 
 
 @pytest.mark.slow
-def test_jax_backend_pretrains_with_data_parallel(corpus_file, tmp_path):
+def test_jax_backend_pretrains_with_data_parallel(small_run, tmp_path):
     script = textwrap.dedent(f"""
         import json, keras
         from bertlib import training
-        result = training.pretrain(corpus={str(corpus_file)!r}, steps=10, checkpoint_dir={str(tmp_path)!r},
-                                   verbose=False, **{SMALL_RUN!r})
+        result = training.pretrain(steps=10, checkpoint_dir={str(tmp_path)!r}, verbose=False, **{small_run!r})
         print(json.dumps({{"backend": keras.backend.backend(), "step": result["step"],
                           "replicas": result["replicas"], "mlm_loss": result["mlm_loss"],
                           "first_loss": result["history"][0]["mlm_loss"]}}))

@@ -49,7 +49,8 @@ def load_squad(path):
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON: {error}") from error
     if not isinstance(document, dict) or not isinstance(document.get("data"), list):
-        raise ValueError(f"{path} is not in the SQuAD layout: expected an object with a 'data' list of articles.")
+        raise ValueError(  # noqa: TRY004 (a wrong file, not a wrong argument type)
+            f"{path} is not in the SQuAD layout: expected an object with a 'data' list of articles.")
     examples = []
     try:
         for article in document["data"]:
