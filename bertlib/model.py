@@ -1,12 +1,16 @@
 """The BERT backbone and its two pretraining heads (§3, §3.1 masked LM, §3.2 next sentence, appendix A.2)."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from bertlib.config import BertConfig
 from bertlib.layers import BertEmbedding, TransformerEncoderBlock
 
 INITIALIZER_STDDEV = 0.02  # the released BERT code initializes every weight matrix this way
+# Variables that AdamW must not decay (A.2; the released code skips LayerNorm and biases). Keras matches the
+# patterns against `variable.name`: LayerNorm's `gamma`/`beta`, every `bias` and the masked-LM `output_bias`.
+NO_WEIGHT_DECAY = ("gamma", "beta", "bias")
 
 
 def _initializer():
@@ -221,8 +225,12 @@ class BertPretrainer(keras.Model):
         return {"optimizer": keras.optimizers.serialize(self.optimizer)}
 
     def compile_from_config(self, config):
-        # Losses and metrics are the defaults of `compile()`; only the optimizer needs restoring.
-        self.compile(optimizer=keras.optimizers.deserialize(config["optimizer"]))
+        # Losses and metrics are the defaults of `compile()`; only the optimizer needs restoring, and Keras
+        # does not save which variables it excludes from weight decay.
+        optimizer = keras.optimizers.deserialize(config["optimizer"])
+        if getattr(optimizer, "weight_decay", None):
+            optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY))
+        self.compile(optimizer=optimizer)
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
@@ -248,5 +256,14 @@ def pretraining_batch(features, next_sentence=True):
     sample_weight = {"mlm_logits": features["mask_weights"]}
     if next_sentence:
         y["nsp_logits"] = features["next_sentence_labels"]
-        sample_weight["nsp_logits"] = None  # every NSP example counts
+        sample_weight["nsp_logits"] = _ones_like(features["next_sentence_labels"])  # every NSP example counts
     return x, y, sample_weight
+
+
+def _ones_like(labels):
+    """float32 ones: with TensorFlow ops inside tf.data (which always runs on TensorFlow), else numpy."""
+    if type(labels).__module__.startswith("tensorflow"):
+        import tensorflow as tf
+
+        return tf.ones_like(labels, dtype=tf.float32)
+    return np.ones(np.shape(labels), "float32")

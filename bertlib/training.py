@@ -24,10 +24,10 @@ How `pretrain()` runs (our implementation choice):
   (`bertlib finetune --init DIR/backbone.keras`).
 
 Example:
->>> result = pretrain(preset="tiny", corpus="python-docs", steps=300, checkpoint_dir="runs/tiny")
+>>> result = pretrain(preset="tiny", corpus="python-docs", steps=600, checkpoint_dir="runs/tiny")
 >>> result["mlm_accuracy"], result["nsp_accuracy"]
 
-Command line: `bertlib pretrain --preset tiny --steps 300 --checkpoint-dir runs/tiny`; its last line is
+Command line: `bertlib pretrain --preset tiny --steps 600 --checkpoint-dir runs/tiny`; its last line is
 a JSON summary.
 """
 
@@ -45,11 +45,8 @@ import numpy as np
 from keras import ops
 
 from bertlib import distribute
+from bertlib.model import NO_WEIGHT_DECAY, pretraining_batch
 
-# Keras matches these patterns against `variable.name` (not the path): LayerNorm's `gamma`/`beta`, every
-# Dense `bias` and the masked-LM `output_bias`, the variables the released code skips
-# (["LayerNorm", "layer_norm", "bias"] in its own naming).
-NO_WEIGHT_DECAY = ("gamma", "beta", "bias")
 CHECKPOINTS_KEPT = 2
 
 
@@ -397,8 +394,8 @@ def _check_positive(**values):
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
-def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_length=128,
-             long_seq_length=512, long_fraction=0.0, learning_rate=1e-3, warmup_steps=30, weight_decay=0.01,
+def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_length=128,
+             long_seq_length=512, long_fraction=0.0, learning_rate=1e-3, warmup_steps=60, weight_decay=0.01,
              checkpoint_dir=None, checkpoint_every=100, strategy="auto", seed=0, max_predictions=20,
              next_sentence=True, precision=None, steps_per_execution=1, vocab=None, log_every=25,
              on_progress=None, dropout=0.1, tpu=None, verbose=True):
@@ -518,9 +515,9 @@ def pretrain(preset="tiny", corpus="python-docs", steps=300, batch_size=32, seq_
             masker = None if "mask_ids" in arrays else MaskedLMMasker(
                 tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
                 max_predictions=_predictions_for(max_predictions, seq_length, phase_length))
-            dataset = data.pretraining_dataset(arrays, batch_size, masker, seed=seed + phase_index)
-            dataset = dataset.skip(first - phase_start).map(
-                functools.partial(_fit_batch, next_sentence=next_sentence))
+            dataset = data.pretraining_dataset(arrays, batch_size, masker, seed=seed + phase_index,
+                                               start_batch=first - phase_start)
+            dataset = dataset.map(functools.partial(pretraining_batch, next_sentence=next_sentence))
             if backend != "jax" and distribute.is_tpu(strategy):
                 distribute.check_static_shapes(dataset)
             state["phase"] = phase_index
@@ -564,19 +561,6 @@ def _use_xla(strategy):
     return "auto" if any("CPU" not in device.upper() for device in devices) else False
 
 
-def _fit_batch(features, next_sentence):
-    """`pretraining_batch`, with the NSP sample weight as ones instead of None (same loss): tf.distribute
-    cannot split a None across replicas."""
-    import tensorflow as tf
-
-    from bertlib.model import pretraining_batch
-
-    x, y, sample_weight = pretraining_batch(features, next_sentence=next_sentence)
-    if next_sentence:
-        sample_weight["nsp_logits"] = tf.ones_like(y["nsp_logits"], tf.float32)
-    return x, y, sample_weight
-
-
 def _predictions_for(max_predictions, seq_length, phase_length):
     """Slots for the long phase: the same 15% share of the longer sequence (20 at 128 -> 80 at 512)."""
     if phase_length == seq_length:
@@ -610,14 +594,14 @@ def add_arguments(parser):
     parser.add_argument("--preset", default="tiny", help="model size: tiny, mini, small, medium, base, large")
     parser.add_argument("--corpus", nargs="+", default=["python-docs"],
                         help="'python-docs', 'wikitext103', text files, or tfrecords:DIR[,LONG_DIR]")
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--batch-size", type=int, default=32, help="global batch (all replicas together)")
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--batch-size", type=int, default=16, help="global batch (all replicas together)")
     parser.add_argument("--seq-length", type=int, default=128)
     parser.add_argument("--long-seq-length", type=int, default=512)
     parser.add_argument("--long-fraction", type=float, default=0.0,
                         help="share of the steps at --long-seq-length (the paper: 0.1)")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--warmup-steps", type=int, default=30)
+    parser.add_argument("--warmup-steps", type=int, default=60)
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--checkpoint-dir", default=None)
     parser.add_argument("--checkpoint-every", type=int, default=100)

@@ -1,7 +1,7 @@
 """One helper that exercises every layer the same way (in the spirit of keras-hub's `run_layer_test`)."""
 
-import numpy as np
 import keras
+import numpy as np
 
 
 def run_layer_test(layer_cls, init_kwargs, input_data, expected_output_shape, expected_num_weights,

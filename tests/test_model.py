@@ -6,8 +6,17 @@ import keras
 import numpy as np
 import pytest
 
-from bertlib import (BertBackbone, BertConfig, BertEmbedding, BertPretrainer, MaskedLMHead,
-                     MultiHeadSelfAttention, NextSentenceHead, TransformerEncoderBlock, pretraining_batch)
+from bertlib import (
+    BertBackbone,
+    BertConfig,
+    BertEmbedding,
+    BertPretrainer,
+    MaskedLMHead,
+    MultiHeadSelfAttention,
+    NextSentenceHead,
+    TransformerEncoderBlock,
+    pretraining_batch,
+)
 from tests.helpers import run_layer_test
 
 RNG = np.random.default_rng(0)
