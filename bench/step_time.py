@@ -81,7 +81,7 @@ def main():
     params = {name: model.count_params() for name, (model, _) in models.items()}
     print(f"backend={keras.backend.backend()} precision={args.precision} jit_compile={args.jit_compile} "
           f"params={params}")
-    for name, (_, step) in models.items():  # trace and compile outside the timed rounds
+    for _, step in models.values():  # trace and compile outside the timed rounds
         time_steps(step, data, 3)
     times = {name: [] for name in models}
     for round_index in range(args.rounds):

@@ -9,6 +9,7 @@ Prints each notebook's wall time; fails (and saves nothing) if a cell raises.
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,21 @@ import nbformat
 from nbclient import NotebookClient
 
 KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator"}
+# TensorFlow's C++ start-up lines (absl, oneDNN, CUDA probing) are printed before any setting can hide them.
+NOISE = re.compile(r"^(WARNING: All log messages before absl|[IWE]\d{4} |To enable the following instructions|"
+                   r"Could not find cuda drivers)")
+
+
+def strip_noise(outputs):
+    kept = []
+    for output in outputs:
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            lines = [line for line in output["text"].splitlines(keepends=True) if not NOISE.match(line)]
+            if not "".join(lines).strip():
+                continue
+            output["text"] = "".join(lines)
+        kept.append(output)
+    return kept
 
 
 def clean(notebook):
@@ -24,6 +40,8 @@ def clean(notebook):
     notebook.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     notebook.metadata.get("language_info", {}).pop("version", None)
     for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = strip_noise(cell.outputs)
         cell.metadata.pop("execution", None)
         cell.metadata.pop("ExecuteTime", None)
         cell.metadata.pop("collapsed", None)
@@ -34,6 +52,7 @@ def clean(notebook):
 def run(path, fast=True, timeout=900):
     notebook = nbformat.read(path, as_version=4)
     os.environ["BERTLIB_FAST"] = "1" if fast else "0"
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(Path(path).parent)}})
     start = time.perf_counter()
@@ -51,7 +70,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--full", action="store_true", help="full mode (what learners run), not BERTLIB_FAST=1")
+    parser.add_argument("--clean-only", action="store_true", help="only clean metadata and start-up noise")
     args = parser.parse_args()
+    if args.clean_only:
+        for path in args.paths:
+            nbformat.write(clean(nbformat.read(path, as_version=4)), path)
+        return
     for path in args.paths:
         print(f"{path}: {run(path, fast=not args.full):.1f} s", flush=True)
 
