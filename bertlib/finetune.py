@@ -12,6 +12,7 @@ INIT is one of:
 - a Hugging Face BERT folder (config.json, model.safetensors, vocab.txt).
 """
 
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -229,13 +230,14 @@ def _predict(model, inputs, batch_size, trim=True):
 
 # Model, training and evaluation -------------------------------------------------------------------------------
 
-def build_model(task, backbone):
-    """The backbone with the task's head (§4, figure 4)."""
+def build_model(task, backbone, pooling="cls"):
+    """The backbone with the task's head (§4, figure 4); `pooling` applies to GLUE classifiers."""
     from bertlib.tasks.heads import BertClassifier, BertMultipleChoice, BertSpanExtractor
 
     dropout = backbone.config.dropout
     if task in tasks.GLUE_TASKS:
-        return BertClassifier(backbone, tasks.num_labels(task), dropout=dropout, name=f"{task}_classifier")
+        return BertClassifier(backbone, tasks.num_labels(task), dropout=dropout, pooling=pooling,
+                              name=f"{task}_classifier")
     if task == "swag":
         return BertMultipleChoice(backbone, dropout=dropout, name="swag_multiple_choice")
     return BertSpanExtractor(backbone, name=f"{task}_span_extractor")
@@ -284,12 +286,12 @@ def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length
 
 
 def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=1,
-                       jit_compile="auto", **evaluation_options):
+                       jit_compile="auto", pooling="cls", **evaluation_options):
     """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`."""
     import keras
 
     keras.utils.set_random_seed(seed)
-    model = build_model(task, backbone)
+    model = build_model(task, backbone, pooling=pooling)
     trim = not task.startswith("squad")  # span logits must keep every position
     lengths = _lengths(data.train_inputs)
     steps_per_epoch = -(-len(lengths) // batch_size)
@@ -344,7 +346,7 @@ def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
 def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
              output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
              max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=1,
-             jit_compile="auto", log=None):
+             jit_compile="auto", log=None, pooling="cls", strategy=None, return_model=False):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
     Args:
@@ -366,6 +368,11 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         jit_compile: Keras' `compile` option; XLA ("auto") makes long runs faster, False saves the compile
             time of very short ones.
         log: optional callable taking each finished run's result dict (the CLI prints them).
+        pooling: "cls" (the paper's pooled [CLS] vector) or "mean" (average of the real tokens), for GLUE.
+            Sentence-embedding checkpoints such as all-MiniLM-L6-v2 never trained their [CLS] pooler.
+        strategy: optional `tf.distribute` strategy (`bertlib.distribute.get_strategy`); INIT is loaded and
+            trained inside its scope.
+        return_model: also return the best fine-tuned model: `(result, model)`.
 
     Example:
     >>> finetune("sst2", "shared/data/glue", "tiny", epochs=1, max_train_examples=64)["accuracy"]
@@ -376,7 +383,9 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     if not learning_rate > 0:
         raise ValueError(f"learning_rate must be positive, got {learning_rate!r}.")
-    backbone, tokenizer = load_init(init)
+    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+    with scope:
+        backbone, tokenizer = load_init(init)
     if max_seq_length > backbone.config.max_sequence_length:
         raise ValueError(f"max_seq_length={max_seq_length} exceeds the model's {backbone.config.max_sequence_length} "
                          "learned positions.")
@@ -386,11 +395,13 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
                 else parse_grid(grid, batch_size=batch_size, learning_rate=learning_rate, epochs=epochs))
     runs, best = [], None
     for index, setting in enumerate(settings):
-        if index > 0:
-            backbone, _ = load_init(init)  # every run starts from INIT's weights
-        model, result, predictions = train_and_evaluate(
-            task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, n_best_size=n_best_size,
-            max_answer_length=max_answer_length, null_score_diff_threshold=null_score_diff_threshold, **setting)
+        with scope:
+            if index > 0:
+                backbone, _ = load_init(init)  # every run starts from INIT's weights
+            model, result, predictions = train_and_evaluate(
+                task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, pooling=pooling,
+                n_best_size=n_best_size, max_answer_length=max_answer_length,
+                null_score_diff_threshold=null_score_diff_threshold, **setting)
         runs.append(result)
         if log is not None:
             log(result)
@@ -401,7 +412,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         result = {**result, "runs": runs}
     if output_dir is not None:
         save_outputs(Path(output_dir), task, model, tokenizer, result, predictions, data)
-    return result
+    return (result, model) if return_model else result
 
 
 # Outputs -------------------------------------------------------------------------------------------------------
@@ -465,6 +476,8 @@ def add_arguments(parser):
     parser.add_argument("--grid", nargs="?", const="", default=None, metavar="SPEC",
                         help="hyperparameter search on dev: alone, appendix A.3's grid; or a subset such as "
                              "'batch_size=16,32;learning_rate=2e-5;epochs=2,3'")
+    parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
+                        help="GLUE head input: the pooled [CLS] vector (paper) or the mean of the tokens")
     parser.add_argument("--max-train-examples", type=int, default=None, help="train on a random subset")
     parser.add_argument("--max-eval-examples", type=int, default=None, help="score the first N dev examples")
     parser.add_argument("--doc-stride", type=int, default=128, help="SQuAD: tokens between paragraph windows")
@@ -483,7 +496,7 @@ def run(args):
                           output_dir=args.output_dir, grid=args.grid, max_train_examples=args.max_train_examples,
                           max_eval_examples=args.max_eval_examples, doc_stride=args.doc_stride,
                           max_query_length=args.max_query_length,
-                          null_score_diff_threshold=args.null_score_diff_threshold,
+                          null_score_diff_threshold=args.null_score_diff_threshold, pooling=args.pooling,
                           log=log if args.grid is not None else None)
     except (ValueError, FileNotFoundError) as error:
         print(f"bertlib finetune: error: {error}", file=sys.stderr)

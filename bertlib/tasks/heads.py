@@ -37,6 +37,26 @@ class _BackboneModel(keras.Model):
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
+class MeanPooling(keras.layers.Layer):
+    """The average of the real tokens' final hidden states, padding excluded: (batch, seq, H) -> (batch, H).
+
+    An alternative to the paper's [CLS] pooler. Sentence-embedding checkpoints such as all-MiniLM-L6-v2
+    were trained through this average, so their [CLS] pooler was never trained (the capstone compares both).
+    """
+
+    def call(self, sequence_output, padding_mask):
+        mask = keras.ops.cast(padding_mask, sequence_output.dtype)[:, :, None]  # (batch, seq, 1)
+        total = keras.ops.sum(sequence_output * mask, axis=1)
+        return total / keras.ops.maximum(keras.ops.sum(mask, axis=1), 1.0)  # (batch, hidden)
+
+    def compute_output_shape(self, sequence_output_shape, padding_mask_shape=None):
+        return (sequence_output_shape[0], sequence_output_shape[-1])
+
+
+POOLINGS = ("cls", "mean")
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
 class BertClassifier(_BackboneModel):
     """A sentence or sentence-pair classifier: dropout and one dense layer on the pooled [CLS] vector C (§4.1).
 
@@ -47,23 +67,31 @@ class BertClassifier(_BackboneModel):
         backbone: `BertBackbone`.
         num_outputs: int. Classes K, or 1 for a regression.
         dropout: float, defaults to 0.1 (§A.3 keeps dropout at 0.1 while fine-tuning).
+        pooling: "cls" (the paper's pooled [CLS] vector, default) or "mean" (`MeanPooling`).
 
     Example:
     >>> model = BertClassifier(BertBackbone(BertConfig.preset("tiny")), num_outputs=2)
     >>> model(inputs).shape  # (batch, 2)
     """
 
-    _fields = ("num_outputs", "dropout")
+    _fields = ("num_outputs", "dropout", "pooling")
 
-    def __init__(self, backbone, num_outputs, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_outputs, dropout=0.1, pooling="cls", **kwargs):
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r}; expected one of {POOLINGS}.")
         inputs = _sequence_inputs()
-        pooled = backbone(inputs)["pooled_output"]  # (batch, hidden)
+        outputs = backbone(inputs)
+        if pooling == "cls":
+            pooled = outputs["pooled_output"]  # (batch, hidden)
+        else:
+            pooled = MeanPooling(name="mean_pooling")(outputs["sequence_output"], inputs["padding_mask"])
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(num_outputs, kernel_initializer=_head_initializer(), name="classifier")
         super().__init__(inputs=inputs, outputs=head(head_dropout(pooled)), **kwargs)  # (batch, num_outputs)
         self.backbone = backbone
         self.num_outputs = num_outputs
         self.dropout = dropout
+        self.pooling = pooling
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
