@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# CI's two cores; notebooks get their own cell timeout so a stuck cell fails instead of hanging.
+# Test files (and notebooks, each kept whole in one worker) spread over CI's two cores; every notebook cell
+# gets a timeout so a stuck cell fails instead of hanging.
+WORKERS ?= 2
+PARALLEL := -n $(WORKERS) --dist loadfile
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider
 export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
@@ -24,18 +27,18 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q $(PARALLEL) tests
 	$(BIN)/bertlib exercises check
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) notebooks/ solutions/
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q $(PARALLEL) tests
 
 notebooks: $(STAMP)
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) notebooks/
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
 
 solutions: $(STAMP)
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(NBVAL) solutions/
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
 
 exercises: $(STAMP)
 	$(BIN)/bertlib exercises build
