@@ -7,13 +7,12 @@ matrices, concatenated here in the order query, key, value.
 """
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from bertlib.config import BertConfig
+from bertlib.files import atomic_write, write_text_atomically
 
 _CONFIG_FIELDS = {  # Hugging Face name -> BertConfig field
     "vocab_size": "vocabulary_size",
@@ -138,17 +137,6 @@ def load_hf_checkpoint(path, dtype=None, attention="explicit"):
     return backbone
 
 
-def _atomic_write(path, write):
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(handle)
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-
-
 def save_hf_checkpoint(backbone, path, vocabulary=None):
     """Write `backbone` as a Hugging Face BERT folder readable by `load_hf_checkpoint` and `transformers`.
 
@@ -172,10 +160,8 @@ def save_hf_checkpoint(backbone, path, vocabulary=None):
     hf_config.update(model_type="bert", architectures=["BertModel"], hidden_act=hidden_act,
                      attention_probs_dropout_prob=config.dropout, position_embedding_type="absolute",
                      initializer_range=0.02, pad_token_id=0)
-    _atomic_write(path / "model.safetensors", lambda name: save_file(tensors, name, metadata={"format": "pt"}))
-    _atomic_write(path / "config.json",
-                  lambda name: Path(name).write_text(json.dumps(hf_config, indent=2) + "\n", encoding="utf-8"))
+    atomic_write(path / "model.safetensors", lambda name: save_file(tensors, name, metadata={"format": "pt"}))
+    write_text_atomically(path / "config.json", json.dumps(hf_config, indent=2) + "\n")
     if vocabulary is not None:
-        _atomic_write(path / "vocab.txt",
-                      lambda name: Path(name).write_text("\n".join(vocabulary) + "\n", encoding="utf-8"))
+        write_text_atomically(path / "vocab.txt", "\n".join(vocabulary) + "\n")
     return path

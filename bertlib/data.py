@@ -13,12 +13,12 @@ The command `bertlib data` builds the arrays from a corpus and writes them as sh
 """
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from bertlib.files import atomic_write
 
 SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
 MASK_KEYS = ("mask_positions", "mask_ids", "mask_weights")
@@ -188,27 +188,18 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
     paths = []
     for shard in range(num_shards):
         path = out_dir / f"{prefix}-{shard:05d}-of-{num_shards:05d}.tfrecord"
-        handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(handle)
-        try:
+
+        def write_shard(temporary, shard=shard):
             with tf.io.TFRecordWriter(temporary) as writer:
                 for row in range(shard, count, num_shards):
                     example = tf.train.Example(features=tf.train.Features(
                         feature={TFRECORD_NAMES[key]: feature(key, row) for key in keys}))
                     writer.write(example.SerializeToString())
-            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; give it the usual mode
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-        paths.append(path)
+
+        paths.append(atomic_write(path, write_shard))
     return paths
 
 
-def _umask():
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
 
 
 def read_tfrecords(path):

@@ -23,14 +23,13 @@ uses, so the file is a pure function of the solution notebook.
 
 import difflib
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import nbformat
 
 from bertlib import resources
+from bertlib.files import write_text_atomically
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
@@ -184,19 +183,6 @@ def notebook_text(nb):
     text = nbformat.writes(nb)
     return text if text.endswith("\n") else text + "\n"
 
-
-def write_text_atomically(path, text):
-    """Writes `text` to `path` through a temporary file in the same folder, so readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def solution_notebooks(solutions_dir):

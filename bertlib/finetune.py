@@ -16,15 +16,15 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from bertlib import metrics, tasks
+from bertlib.files import atomic_write
+from bertlib.files import write_text_atomically as _write_text
 
 WARMUP_FRACTION = 0.1  # the released fine-tuning code warms up over the first 10% of steps
 # Appendix A.3: "Batch size: 16, 32; Learning rate (Adam): 5e-5, 3e-5, 2e-5; Number of epochs: 2, 3, 4".
@@ -417,28 +417,10 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
 
 # Outputs -------------------------------------------------------------------------------------------------------
 
-def _atomic_write(path, write):
-    """Write through a temporary file in the same folder, then rename: readers never see half a file."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
-    os.close(descriptor)
-    try:
-        write(temporary)
-        os.chmod(temporary, 0o644)  # mkstemp creates the file private to its owner
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
-
-def _write_text(path, text):
-    _atomic_write(path, lambda temporary: Path(temporary).write_text(text, encoding="utf-8"))
-
-
 def save_outputs(output_dir, task, model, tokenizer, result, predictions, data):
     """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json`."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(output_dir / "model.keras", model.save)
+    atomic_write(output_dir / "model.keras", model.save)
     _write_text(output_dir / "vocab.txt", "".join(f"{token}\n" for token in tokenizer.vocabulary))
     if task.startswith("squad"):
         _write_text(output_dir / "predictions.json", json.dumps(predictions["answers"], indent=2) + "\n")

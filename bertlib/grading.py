@@ -48,6 +48,7 @@ import nbformat
 import psutil
 
 from bertlib import exercises, resources
+from bertlib.files import write_text_atomically
 
 COLUMNS = ("notebook", "exercise", "score", "max_score", "status", "message")
 STATUSES = ("passed", "failed", "error", "timeout", "not-run")
@@ -423,8 +424,8 @@ def write_reports(rows, out):
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    exercises.write_text_atomically(out, buffer.getvalue())
-    exercises.write_text_atomically(out.with_suffix(".md"), markdown_summary(rows))
+    write_text_atomically(out, buffer.getvalue())
+    write_text_atomically(out.with_suffix(".md"), markdown_summary(rows))
 
 
 def markdown_summary(rows):

@@ -26,9 +26,7 @@ vocabulary from text.
 
 import bisect
 import heapq
-import os
 import re
-import tempfile
 import unicodedata
 from collections import Counter, defaultdict
 from itertools import pairwise
@@ -544,17 +542,9 @@ def _merge_pair(pieces, pair, merged):
 
 def write_vocabulary(vocabulary, path):
     """Write `vocab.txt` (one piece per line) atomically: a temporary file in the same folder, then a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write("".join(token + "\n" for token in vocabulary))
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    return path
+    from bertlib.files import write_text_atomically
+
+    return write_text_atomically(path, "".join(token + "\n" for token in vocabulary))
 
 
 # The checkpoint's tokenizer (the Rust `tokenizers` library) reads character categories from Unicode 8.0 tables,

@@ -34,9 +34,7 @@ a JSON summary.
 import functools
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,6 +43,7 @@ import numpy as np
 from keras import ops
 
 from bertlib import distribute
+from bertlib.files import atomic_write, write_text_atomically
 from bertlib.model import NO_WEIGHT_DECAY, pretraining_batch
 
 CHECKPOINTS_KEPT = 2
@@ -208,21 +207,6 @@ def phase_plan(steps, long_fraction, seq_length, long_seq_length):
 # ------------------------------------------------------------------------------------------- checkpoints
 
 
-def _write_atomically(path, write):
-    """Call `write(file)` on a temporary file beside `path`, then rename it to `path`."""
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
-
 
 def save_checkpoint(checkpoint_dir, pretrainer, state):
     """Write `ckpt-STEP.npz` (model variables and optimizer variables), then point `latest.json` at it.
@@ -236,10 +220,8 @@ def save_checkpoint(checkpoint_dir, pretrainer, state):
               for index, variable in enumerate(pretrainer.variables)}
     arrays.update({f"optimizer/{index:05d}": np.asarray(variable.numpy())
                    for index, variable in enumerate(pretrainer.optimizer.variables)})
-    _write_atomically(checkpoint_dir / name, lambda file: np.savez(file, **arrays))
-    pointer = dict(state, checkpoint=name)
-    _write_atomically(checkpoint_dir / "latest.json",
-                      lambda file: file.write(json.dumps(pointer, indent=1).encode()))
+    atomic_write(checkpoint_dir / name, lambda temporary: np.savez(temporary, **arrays))
+    write_text_atomically(checkpoint_dir / "latest.json", json.dumps(dict(state, checkpoint=name), indent=1))
     for old in sorted(checkpoint_dir.glob("ckpt-*.npz"))[:-CHECKPOINTS_KEPT]:
         old.unlink()
     return checkpoint_dir / name
@@ -269,13 +251,6 @@ def restore_checkpoint(checkpoint_dir, pretrainer, state):
                     raise ValueError(f"{path}: {key} has shape {stored[key].shape}, the variable "
                                      f"{variable.path} has {tuple(variable.shape)}.")
                 variable.assign(stored[key])
-
-
-def _save_keras_atomically(model, path):
-    path = Path(path)
-    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp.keras")
-    model.save(temporary)
-    os.replace(temporary, path)
 
 
 # ---------------------------------------------------------------------------------------------- training
@@ -542,8 +517,8 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         if checkpoint_dir:
             if run.last_checkpoint is None and latest is not None:
                 result["checkpoint"] = str(Path(checkpoint_dir) / latest["checkpoint"])
-            _save_keras_atomically(pretrainer.backbone, Path(checkpoint_dir) / "backbone.keras")
-            _save_keras_atomically(pretrainer, Path(checkpoint_dir) / "pretrainer.keras")
+            atomic_write(Path(checkpoint_dir) / "backbone.keras", pretrainer.backbone.save)
+            atomic_write(Path(checkpoint_dir) / "pretrainer.keras", pretrainer.save)
             result["backbone"] = str(Path(checkpoint_dir) / "backbone.keras")
         return result
     finally:

@@ -16,6 +16,7 @@ import pytest
 
 from bertlib import training
 from bertlib.config import BertConfig
+from bertlib.files import atomic_write
 from bertlib.model import BertBackbone, BertPretrainer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -122,14 +123,14 @@ def _value(variables, path):
 
 def test_atomic_write_keeps_the_old_file_when_writing_fails(tmp_path):
     target = tmp_path / "latest.json"
-    training._write_atomically(target, lambda file: file.write(b'{"step": 10}'))
+    atomic_write(target, lambda temporary: Path(temporary).write_bytes(b'{"step": 10}'))
 
-    def broken(file):
-        file.write(b'{"step": 2')
+    def broken(temporary):
+        Path(temporary).write_bytes(b'{"step": 2')
         raise OSError("disk full")
 
     with pytest.raises(OSError):
-        training._write_atomically(target, broken)
+        atomic_write(target, broken)
     assert json.loads(target.read_text()) == {"step": 10}
     assert [path.name for path in tmp_path.iterdir()] == ["latest.json"]
 

@@ -1,0 +1,43 @@
+"""Files are written so that a crash never leaves half of one: write beside the target, then rename.
+
+Readers (a resumed run, a grader, `load_hf_checkpoint`) then see either the old file or the new one.
+No heavy imports here: the grading and exercise commands use it too.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path, write):
+    """Call `write(temporary_path)`, flush it to disk, then rename it onto `path`; returns `path`.
+
+    The temporary file sits in `path`'s folder (a rename is atomic only within one file system) and keeps
+    `path`'s suffix, since Keras and numpy choose the format by it. On any error it is removed and `path` is
+    left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix or ".tmp")
+    os.close(handle)
+    try:
+        write(temporary)
+        with open(temporary, "rb+") as file:
+            os.fsync(file.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes the file private; give it the usual mode
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text_atomically(path, text):
+    """`atomic_write` for UTF-8 text with Unix line endings."""
+    return atomic_write(path, lambda temporary: Path(temporary).write_text(text, encoding="utf-8", newline="\n"))
+
+
+def _umask():
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
