@@ -29,7 +29,7 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) tests
 	$(BIN)/bertlib exercises check
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/
+	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/ exercises/
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) tests
