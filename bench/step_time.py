@@ -40,10 +40,10 @@ def batch(seed=0):
     return x, mask_ids, np.ones((BATCH, PREDICTIONS), "float32")
 
 
-def bertlib_model(jit_compile):
+def bertlib_model(jit_compile, activation):
     from bertlib import BertBackbone, BertConfig, BertPretrainer
 
-    model = BertPretrainer(BertBackbone(BertConfig(**SIZE)), next_sentence=False)
+    model = BertPretrainer(BertBackbone(BertConfig(**SIZE, activation=activation)), next_sentence=False)
     model.compile(optimizer=optimizer(), jit_compile=jit_compile)
     return model, lambda x, y, w: model.train_on_batch(x, {"mlm_logits": y}, sample_weight={"mlm_logits": w})
 
@@ -71,16 +71,19 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--precision", default="float32")
     parser.add_argument("--jit-compile", default="auto", help="auto, true or false (same for both)")
+    parser.add_argument("--activation", default="gelu_approximate",
+                        help="bertlib's GELU: gelu_approximate (the tanh form keras-hub uses, so both models do "
+                             "the same arithmetic) or gelu (exact, bertlib's default)")
     args = parser.parse_args()
     keras.mixed_precision.set_global_policy(args.precision)
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
     keras.utils.set_random_seed(0)
 
     data = batch()
-    models = {"bertlib": bertlib_model(jit), "keras_hub": keras_hub_model(jit)}
+    models = {"bertlib": bertlib_model(jit, args.activation), "keras_hub": keras_hub_model(jit)}
     params = {name: model.count_params() for name, (model, _) in models.items()}
     print(f"backend={keras.backend.backend()} precision={args.precision} jit_compile={args.jit_compile} "
-          f"params={params}")
+          f"bertlib activation={args.activation} params={params}")
     for _, step in models.values():  # trace and compile outside the timed rounds
         time_steps(step, data, 3)
     times = {name: [] for name in models}

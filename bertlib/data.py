@@ -205,15 +205,19 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
 def read_tfrecords(path):
     """Read TFRecords written by `write_tfrecords` (or the original code) back into `arrays`.
 
-    `path` is one .tfrecord file or a folder (all its *.tfrecord files, sorted). Shapes are taken from the
-    first example. Rows come shard by shard, so their order differs from the written arrays when
-    num_shards > 1.
+    `path` is one .tfrecord file or a folder (all its *.tfrecord files, sorted), local or on any file system
+    TensorFlow reads (`gs://bucket/folder` on a Cloud TPU). Shapes are taken from the first example. Rows come
+    shard by shard, so their order differs from the written arrays when num_shards > 1. Everything is read
+    into host memory (about 1.5 KB per 128-token instance).
     """
     import tensorflow as tf
 
-    path = Path(path)
-    files = sorted(str(file) for file in path.glob("*.tfrecord")) if path.is_dir() else [str(path)]
-    if not files or not Path(files[0]).is_file():
+    path = str(path)
+    if tf.io.gfile.isdir(path):
+        files = sorted(tf.io.gfile.glob(path.rstrip("/") + "/*.tfrecord"))
+    else:
+        files = [path] if tf.io.gfile.exists(path) else []
+    if not files:
         raise FileNotFoundError(f"No .tfrecord files at {path}; expected a file or a folder of shards.")
     first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(files[0]).take(1))).numpy())
     stored = first.features.feature
