@@ -10,6 +10,11 @@ import keras
 from keras import ops
 
 
+def weight_initializer():
+    """Every weight matrix of BERT starts as a truncated normal with standard deviation 0.02 (the released code)."""
+    return keras.initializers.TruncatedNormal(stddev=0.02)
+
+
 @keras.saving.register_keras_serializable(package="bertlib")
 class BertEmbedding(keras.layers.Layer):
     """Token + learned position + segment embeddings, then LayerNorm and dropout (§3, figure 2).
@@ -39,7 +44,7 @@ class BertEmbedding(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
 
     def build(self, token_ids_shape, segment_ids_shape=None):
-        initializer = keras.initializers.TruncatedNormal(stddev=0.02)  # as the released BERT code
+        initializer = weight_initializer()
         self.token_embedding = keras.layers.Embedding(
             self.vocabulary_size, self.hidden_dim, embeddings_initializer=initializer, name="token_embedding",
             dtype=self.dtype_policy)
@@ -123,7 +128,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_dim = hidden_dim // num_heads
 
     def build(self, inputs_shape):
-        initializer = keras.initializers.TruncatedNormal(stddev=0.02)
+        initializer = weight_initializer()
         self.query_key_value = keras.layers.Dense(
             3 * self.hidden_dim, kernel_initializer=initializer, name="query_key_value", dtype=self.dtype_policy)
         self.query_key_value.build(inputs_shape)
@@ -207,7 +212,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention = attention
 
     def build(self, inputs_shape):
-        initializer = keras.initializers.TruncatedNormal(stddev=0.02)
+        initializer = weight_initializer()
         self.self_attention = MultiHeadSelfAttention(
             self.hidden_dim, self.num_heads, dropout=self.dropout, implementation=self.attention,
             causal=self.causal, name="self_attention", dtype=self.dtype_policy)

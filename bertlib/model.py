@@ -5,16 +5,11 @@ import numpy as np
 from keras import ops
 
 from bertlib.config import BertConfig
-from bertlib.layers import BertEmbedding, TransformerEncoderBlock
+from bertlib.layers import BertEmbedding, TransformerEncoderBlock, weight_initializer
 
-INITIALIZER_STDDEV = 0.02  # the released BERT code initializes every weight matrix this way
 # Variables that AdamW must not decay (A.2; the released code skips LayerNorm and biases). Keras matches the
 # patterns against `variable.name`: LayerNorm's `gamma`/`beta`, every `bias` and the masked-LM `output_bias`.
 NO_WEIGHT_DECAY = ("gamma", "beta", "bias")
-
-
-def _initializer():
-    return keras.initializers.TruncatedNormal(stddev=INITIALIZER_STDDEV)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -54,8 +49,8 @@ class BertBackbone(keras.Model):
                 name=f"encoder_block_{index}")
             for index in range(config.num_layers)
         ]
-        pooler = keras.layers.Dense(config.hidden_dim, activation="tanh", kernel_initializer=_initializer(),
-                                    dtype=dtype, name="pooler")
+        pooler = keras.layers.Dense(config.hidden_dim, activation="tanh",
+                                    kernel_initializer=weight_initializer(), dtype=dtype, name="pooler")
 
         x = embedding(token_ids, segment_ids)  # (batch, seq, hidden)
         for block in encoder_blocks:
@@ -121,8 +116,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
-        self.transform = keras.layers.Dense(hidden_dim, kernel_initializer=_initializer(), name="transform",
-                                            dtype=self.dtype_policy)
+        self.transform = keras.layers.Dense(hidden_dim, kernel_initializer=weight_initializer(),
+                                            name="transform", dtype=self.dtype_policy)
         self.transform.build((None, None, hidden_dim))
         self.layer_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="layer_norm",
                                                           dtype=self.dtype_policy)
@@ -158,7 +153,7 @@ class NextSentenceHead(keras.layers.Layer):
     """
 
     def build(self, pooled_output_shape):
-        self.classifier = keras.layers.Dense(2, kernel_initializer=_initializer(), name="classifier",
+        self.classifier = keras.layers.Dense(2, kernel_initializer=weight_initializer(), name="classifier",
                                              dtype=self.dtype_policy)
         self.classifier.build(pooled_output_shape)
         self.built = True

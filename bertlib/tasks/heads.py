@@ -7,13 +7,10 @@
 
 import keras
 
+from bertlib.layers import weight_initializer
 from bertlib.tasks.swag import SWAG_CHOICES
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
-
-
-def _head_initializer():
-    return keras.initializers.TruncatedNormal(stddev=0.02)  # as the backbone's own weights
 
 
 def _sequence_inputs(shape=(None,)):
@@ -86,7 +83,7 @@ class BertClassifier(_BackboneModel):
         else:
             pooled = MeanPooling(name="mean_pooling")(outputs["sequence_output"], inputs["padding_mask"])
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
-        head = keras.layers.Dense(num_outputs, kernel_initializer=_head_initializer(), name="classifier")
+        head = keras.layers.Dense(num_outputs, kernel_initializer=weight_initializer(), name="classifier")
         super().__init__(inputs=inputs, outputs=head(head_dropout(pooled)), **kwargs)  # (batch, num_outputs)
         self.backbone = backbone
         self.num_outputs = num_outputs
@@ -113,7 +110,7 @@ class BertSpanExtractor(_BackboneModel):
     def __init__(self, backbone, **kwargs):
         inputs = _sequence_inputs()
         sequence_output = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
-        head = keras.layers.Dense(2, kernel_initializer=_head_initializer(), name="span_classifier")
+        head = keras.layers.Dense(2, kernel_initializer=weight_initializer(), name="span_classifier")
         logits = head(sequence_output)  # (batch, seq, 2)
         outputs = {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
@@ -156,7 +153,7 @@ class BertMultipleChoice(_BackboneModel):
         flat = {name: choices_to_batch(tensor) for name, tensor in inputs.items()}
         pooled = backbone(flat)["pooled_output"]  # (batch * choices, hidden)
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
-        head = keras.layers.Dense(1, kernel_initializer=_head_initializer(), name="choice_scorer")
+        head = keras.layers.Dense(1, kernel_initializer=weight_initializer(), name="choice_scorer")
         scores = keras.ops.reshape(head(head_dropout(pooled)), (-1, num_choices))  # (batch, choices)
         super().__init__(inputs=inputs, outputs=scores, **kwargs)
         self.backbone = backbone
