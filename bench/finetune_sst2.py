@@ -66,7 +66,7 @@ def compare_pretraining(glue_dir, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train-examples", type=int, default=20_000, help="random SST-2 training subset")
+    parser.add_argument("--train-examples", type=int, default=67_349, help="SST-2 training examples (all: 67,349)")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--batch-size", type=int, default=32)
