@@ -32,7 +32,7 @@ def get_strategy(kind="auto", tpu=None):
             "multiworker": `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
             "mirrored-cpu": `MirroredStrategy` over the logical CPUs (split first with
                 `split_cpu(n)`, before TensorFlow starts), for tests of the multi-replica path;
-            "cpu": one CPU device;
+            "cpu": one device, TensorFlow's default strategy (no replicas, no wrapping);
             "auto": the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
         tpu: str or None, the TPU to use for "tpu" (and for "auto", where a value forces the TPU).
 
@@ -46,7 +46,7 @@ def get_strategy(kind="auto", tpu=None):
     if kind == "auto":
         kind = _detect_kind(tpu)
         if kind == "one-gpu":
-            return tf.distribute.OneDeviceStrategy("/gpu:0")
+            return tf.distribute.get_strategy()
     if kind == "tpu":
         return _tpu_strategy(tpu)
     if kind == "gpus":
@@ -65,7 +65,10 @@ def get_strategy(kind="auto", tpu=None):
                 f"strategy 'mirrored-cpu' needs at least 2 logical CPU devices, TensorFlow has {len(cpus)}. "
                 "Call bertlib.distribute.split_cpu(2) before TensorFlow runs anything (in a fresh process).")
         return tf.distribute.MirroredStrategy([cpu.name for cpu in cpus])
-    return tf.distribute.OneDeviceStrategy("/cpu:0")
+    # One device needs no distribution at all: the default strategy feeds `fit` a plain tf.data iterator.
+    # (OneDeviceStrategy wraps it in a prefetch-to-device iterator whose teardown at the end of an epoch
+    # crashed the process now and then on TensorFlow 2.21 CPU: a segfault or a hang in `fit`.)
+    return tf.distribute.get_strategy()
 
 
 def _detect_kind(tpu):
@@ -164,6 +167,12 @@ def per_replica_batch_size(global_batch, strategy):
             f"({global_batch} / {replicas} is not a whole number). Use a multiple of {replicas}, "
             f"e.g. {max(replicas, global_batch // replicas * replicas)}.")
     return global_batch // replicas
+
+
+def strategy_name(strategy):
+    """The strategy's class name, or "default (one device)" for TensorFlow's default strategy."""
+    name = type(strategy).__name__
+    return "default (one device)" if name.startswith("_Default") else name
 
 
 def is_tpu(strategy):

@@ -438,7 +438,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         if isinstance(strategy, str):
             strategy = distribute.get_strategy(strategy, tpu=tpu)
         replicas = strategy.num_replicas_in_sync
-        strategy_kind = type(strategy).__name__
+        strategy_kind = distribute.strategy_name(strategy)
     distribute.per_replica_batch_size(batch_size, replicas)
 
     previous_policy = keras.config.dtype_policy()
@@ -532,7 +532,12 @@ def _use_xla(strategy):
     first step, no faster steps for the tiny model). JAX always compiles."""
     if keras.backend.backend() != "tensorflow":
         return "auto"
-    devices = strategy.extended.worker_devices if hasattr(strategy, "extended") else ()
+    import tensorflow as tf
+
+    try:
+        devices = strategy.extended.worker_devices
+    except (AttributeError, RuntimeError):  # the default (one-device) strategy: whatever TensorFlow sees
+        devices = [device.name for device in tf.config.list_logical_devices()]
     return "auto" if any("CPU" not in device.upper() for device in devices) else False
 
 

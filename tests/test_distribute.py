@@ -78,7 +78,11 @@ def test_auto_on_this_machine_without_accelerators(mocked_tpu):
     if tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"):
         pytest.skip("this machine has an accelerator")
     strategy = distribute.get_strategy("auto")
-    assert isinstance(strategy, tf.distribute.OneDeviceStrategy) and strategy.num_replicas_in_sync == 1
+    # One device: TensorFlow's default strategy (what `tf.distribute.get_strategy()` gives outside any scope).
+    assert strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
+    assert strategy.num_replicas_in_sync == 1
+    with strategy.scope():  # its scope is a no-op, so `fit` gets a plain tf.data iterator
+        assert not tf.distribute.has_strategy()
     assert mocked_tpu == []
     with pytest.raises(RuntimeError, match="'gpus' needs at least one GPU"):
         distribute.get_strategy("gpus")
