@@ -64,7 +64,8 @@ class BertClassifier(_BackboneModel):
         backbone: `BertBackbone`.
         num_outputs: int. Classes K, or 1 for a regression.
         dropout: float, defaults to 0.1 (§A.3 keeps dropout at 0.1 while fine-tuning).
-        pooling: "cls" (the paper's pooled [CLS] vector, default) or "mean" (`MeanPooling`).
+        pooling: "cls" (the paper's pooled [CLS] vector, default) or "mean" (`MeanPooling`; the backbone's
+            pooler is then unused and set non-trainable).
 
     Example:
     >>> model = BertClassifier(BertBackbone(BertConfig.preset("tiny")), num_outputs=2)
@@ -82,6 +83,7 @@ class BertClassifier(_BackboneModel):
             pooled = outputs["pooled_output"]  # (batch, hidden)
         else:
             pooled = MeanPooling(name="mean_pooling")(outputs["sequence_output"], inputs["padding_mask"])
+            backbone.pooler.trainable = False  # unused, so it gets no gradient (and Keras no warning about it)
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
         head = keras.layers.Dense(num_outputs, kernel_initializer=weight_initializer(), name="classifier")
         super().__init__(inputs=inputs, outputs=head(head_dropout(pooled)), **kwargs)  # (batch, num_outputs)
@@ -110,6 +112,7 @@ class BertSpanExtractor(_BackboneModel):
     def __init__(self, backbone, **kwargs):
         inputs = _sequence_inputs()
         sequence_output = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
+        backbone.pooler.trainable = False  # the [CLS] pooler is unused here
         head = keras.layers.Dense(2, kernel_initializer=weight_initializer(), name="span_classifier")
         logits = head(sequence_output)  # (batch, seq, 2)
         outputs = {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
