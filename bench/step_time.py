@@ -86,6 +86,8 @@ def main():
           f"bertlib activation={args.activation} params={params}")
     for _, step in models.values():  # trace and compile outside the timed rounds
         time_steps(step, data, 3)
+    # "auto" is resolved by Keras at the first step (on a CPU it picks plain TensorFlow graphs, no XLA).
+    print("resolved jit_compile: " + ", ".join(f"{name} {model.jit_compile}" for name, (model, _) in models.items()))
     times = {name: [] for name in models}
     for round_index in range(args.rounds):
         for name, (_, step) in models.items():

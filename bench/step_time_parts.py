@@ -2,8 +2,9 @@
 
 `step_time.py` compares whole training steps; this script splits them so a gap can be located. Each part is
 taken out of the two models that `step_time.py` builds (L4/H256/A4, FFN 1024, vocabulary 30,522, sequence 128,
-batch 32, 20 predictions) and timed as one XLA-compiled function that runs it in training mode (dropout on)
-and takes the gradient of a scalar of its output with respect to its weights and its float input:
+batch 32, 20 predictions) and timed as one compiled function (XLA, or plain TensorFlow graphs with --no-xla)
+that runs it in training mode (dropout on) and takes the gradient of a scalar of its output with respect to its
+weights and its float input:
 
     embeddings   token + position + segment embedding, LayerNorm, dropout
     block        one encoder block (self-attention, FFN, two LayerNorms)
@@ -12,7 +13,7 @@ and takes the gradient of a scalar of its output with respect to its weights and
 
 Rounds alternate between the two libraries; medians are reported.
 
-    python bench/step_time_parts.py [--rounds 7] [--steps 10]
+    python bench/step_time_parts.py [--rounds 7] [--steps 10] [--no-xla] [--parts block,mlm_head]
 
 Last line: `block_speedup_vs_keras_hub: X` (keras-hub's block time / bertlib's).
 """
@@ -30,11 +31,13 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from step_time import BATCH, PREDICTIONS, SEQ, SIZE, batch  # noqa: E402
 
+JIT_COMPILE = True
+
 
 def compiled_gradient(call, variables):
-    """An XLA function returning d(sum of squares of `call(inputs)`)/d(variables and float inputs)."""
+    """A compiled function returning d(sum of squares of `call(inputs)`)/d(variables and float inputs)."""
 
-    @tf.function(jit_compile=True)
+    @tf.function(jit_compile=JIT_COMPILE)
     def step(inputs):
         floats = [value for value in tf.nest.flatten(inputs) if value.dtype.is_floating]
         with tf.GradientTape() as tape:
@@ -117,12 +120,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--parts", default="embeddings,block,mlm_head,backbone", help="comma-separated subset")
+    parser.add_argument("--no-xla", action="store_true", help="TensorFlow graphs without XLA (Keras' CPU default)")
     args = parser.parse_args()
+    global JIT_COMPILE
+    JIT_COMPILE = not args.no_xla
     keras.utils.set_random_seed(0)
     timed = parts()
-    print(f"backend={keras.backend.backend()} float32 XLA; batch {BATCH} x {SEQ}, {PREDICTIONS} predictions")
+    print(f"backend={keras.backend.backend()} float32 {'XLA' if JIT_COMPILE else 'no XLA'}; batch {BATCH} x {SEQ}, {PREDICTIONS} predictions")
     medians = {}
     for part, functions in timed.items():
+        if part not in args.parts.split(","):
+            continue
         for step, inputs in functions.values():  # trace and compile outside the timed rounds
             time_calls(step, inputs, 2)
         times = {name: [] for name in functions}
@@ -133,7 +142,8 @@ def main():
         ours, theirs = medians[part]["bertlib"], medians[part]["keras_hub"]
         print(f"{part:10s} bertlib {ours * 1000:7.2f} ms  keras_hub {theirs * 1000:7.2f} ms  "
               f"speedup {theirs / ours:.3f}", flush=True)
-    print(f"block_speedup_vs_keras_hub: {medians['block']['keras_hub'] / medians['block']['bertlib']:.3f}")
+    if "block" in medians:
+        print(f"block_speedup_vs_keras_hub: {medians['block']['keras_hub'] / medians['block']['bertlib']:.3f}")
 
 
 if __name__ == "__main__":
