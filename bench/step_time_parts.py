@@ -7,6 +7,7 @@ that runs it in training mode (dropout on) and takes the gradient of a scalar of
 weights and its float input:
 
     embeddings   token + position + segment embedding, LayerNorm, dropout
+    attention    the block's self-attention layer alone (QKV projection, attention, output projection)
     block        one encoder block (self-attention, FFN, two LayerNorms)
     mlm_head     the masked-LM head: gather 20 positions, transform, tied decoder over 30,522 pieces
     backbone     the whole encoder (embeddings, 4 blocks, pooler)
@@ -51,6 +52,7 @@ def compiled_gradient(call, variables):
 
 def parts():
     import keras_hub
+    from keras_hub.src.layers.modeling.transformer_layer_utils import merge_padding_and_attention_mask
 
     from bertlib import BertBackbone, BertConfig, BertPretrainer
 
@@ -69,6 +71,8 @@ def parts():
     our_backbone = ours.backbone
     our_block, hub_block = our_backbone.get_layer("encoder_block_0"), hub_backbone.get_layer("transformer_layer_0")
     our_head, hub_head = ours.get_layer("mlm_head"), hub.get_layer("mlm_head")
+    our_attention, hub_attention = our_block.self_attention, hub_block._self_attention_layer
+    hub_attention_mask = merge_padding_and_attention_mask(tf.constant(hidden), padding_mask, None)  # as its block does
 
     def our_embeddings(inputs):
         return our_backbone.get_layer("embedding")(inputs["token_ids"], inputs["segment_ids"], training=True)
@@ -89,6 +93,12 @@ def parts():
         "embeddings": {
             "bertlib": (compiled_gradient(our_embeddings, embedding_variables["bertlib"]), encoder_inputs),
             "keras_hub": (compiled_gradient(hub_embeddings, embedding_variables["keras_hub"]), encoder_inputs)},
+        "attention": {
+            "bertlib": (compiled_gradient(lambda h: our_attention(h, padding_mask=padding_mask, training=True),
+                                          our_attention.trainable_variables), tf.constant(hidden)),
+            "keras_hub": (compiled_gradient(
+                lambda h: hub_attention(query=h, value=h, attention_mask=hub_attention_mask, training=True),
+                hub_attention.trainable_variables), tf.constant(hidden))},
         "block": {
             "bertlib": (compiled_gradient(lambda h: our_block(h, padding_mask=padding_mask, training=True),
                                           our_block.trainable_variables), tf.constant(hidden)),
@@ -120,7 +130,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--parts", default="embeddings,block,mlm_head,backbone", help="comma-separated subset")
+    parser.add_argument("--parts", default="embeddings,attention,block,mlm_head,backbone", help="comma-separated subset")
     parser.add_argument("--no-xla", action="store_true", help="TensorFlow graphs without XLA (Keras' CPU default)")
     args = parser.parse_args()
     global JIT_COMPILE
