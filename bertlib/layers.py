@@ -78,18 +78,29 @@ class BertEmbedding(keras.layers.Layer):
         return config
 
 
-def attention_mask_from_padding(padding_mask, causal=False):
+def attention_mask_from_padding(padding_mask, causal=False, query_positions=None):
     """(batch, seq) padding mask -> boolean mask that broadcasts to (batch, heads, query, key).
 
     Without `causal`, every query may look at every real key: this is what makes BERT bidirectional (§3.1),
     only padding is hidden. With `causal`, query i also may not look at keys j > i (a left-to-right model).
+    `query_positions` (batch, n) says where the queries sit when they are not every position.
     """
     mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, key)
     if causal:
-        sequence_length = ops.shape(padding_mask)[1]
-        positions = ops.arange(sequence_length)
-        mask = ops.logical_and(mask, (positions[:, None] >= positions[None, :])[None, None])  # (b, 1, q, k)
+        keys = ops.arange(ops.shape(padding_mask)[1])
+        queries = keys[None] if query_positions is None else ops.cast(query_positions, keys.dtype)  # (b, q)
+        mask = ops.logical_and(mask, queries[:, None, :, None] >= keys[None, None, None, :])  # (b, 1, q, k)
     return mask
+
+
+def gather_positions(x, positions, axis=1):
+    """x[b, ..., positions[b, i], ...]: each example's rows at `positions` (batch, n), taken along `axis`."""
+    indices = ops.cast(positions, "int32")  # (batch, n) -> (batch, 1, ..., n, 1, ...): broadcasts to x
+    for _ in range(axis - 1):
+        indices = ops.expand_dims(indices, 1)
+    for _ in range(len(x.shape) - axis - 1):
+        indices = ops.expand_dims(indices, -1)
+    return ops.take_along_axis(x, indices, axis=axis)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -109,6 +120,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             cannot drop attention probabilities, so while training with dropout > 0 the layer uses the
             explicit path; at inference both give the same numbers.
         causal: bool, defaults to False. Hide keys to the right of each query (left-to-right attention).
+
+    Call arguments: `x` (batch, seq, hidden), `padding_mask` (batch, seq), `training`,
+    `return_attention_scores`, and `query_positions` (batch, n): when given, only the queries at those
+    positions are computed (keys and values still come from every position) and the output is
+    (batch, n, hidden). The pretrainer's last block uses it: its heads read only a few positions.
 
     Example:
     >>> layer = MultiHeadSelfAttention(hidden_dim=8, num_heads=2)
@@ -138,13 +154,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
         self.built = True
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False, query_positions=None):
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
         qkv = self.query_key_value(x)  # (batch, seq, 3 * hidden)
         qkv = ops.reshape(qkv, (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
         if padding_mask is None:
             padding_mask = ops.ones((batch_size, sequence_length), "int32")
-        mask = attention_mask_from_padding(padding_mask, causal=self.causal)
+        mask = attention_mask_from_padding(padding_mask, causal=self.causal, query_positions=query_positions)
 
         use_fused = (self.implementation == "fused" and not return_attention_scores
                      and not (training and self.dropout > 0))
@@ -152,24 +168,28 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # the gradient of `unstack` one `stack` (measured: attention 37% slower with slices, no XLA).
         if use_fused:
             query, key, value = ops.unstack(qkv, 3, axis=2)  # each (batch, seq, heads, head_dim)
+            if query_positions is not None:
+                query = gather_positions(query, query_positions, axis=1)  # (batch, n, heads, head_dim)
             context = ops.dot_product_attention(query, key, value, mask=mask, scale=1 / math.sqrt(self.head_dim))
             probabilities = None
         else:
             qkv = ops.transpose(qkv, (2, 0, 3, 1, 4))  # (3, batch, heads, seq, head_dim): one transpose for all
             query, key, value = ops.unstack(qkv, 3, axis=0)
+            if query_positions is not None:
+                query = gather_positions(query, query_positions, axis=2)  # (batch, heads, n, head_dim)
             context, probabilities = self._explicit_attention(query, key, value, mask, training)
-        context = ops.reshape(context, (batch_size, sequence_length, self.hidden_dim))
-        output = self.output_dense(context)  # (batch, seq, hidden)
+        context = ops.reshape(context, (batch_size, -1, self.hidden_dim))  # (batch, seq or n, hidden)
+        output = self.output_dense(context)
         return (output, probabilities) if return_attention_scores else output
 
     def _explicit_attention(self, query, key, value, mask, training):
         query = query * ops.cast(1 / math.sqrt(self.head_dim), query.dtype)  # scaling Q is cheaper than Q K^T
-        scores = ops.einsum("bhqd,bhkd->bhqk", query, key)  # (batch, heads, seq, seq)
+        scores = ops.einsum("bhqd,bhkd->bhqk", query, key)  # (batch, heads, query, key)
         scores = ops.cast(scores, "float32")  # softmax in float32, also under mixed precision
         scores = ops.where(mask, scores, -1e9)
         probabilities = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
-        context = ops.matmul(self.dropout_layer(probabilities, training=training), value)  # (batch, heads, seq, d)
-        return ops.transpose(context, (0, 2, 1, 3)), probabilities  # (batch, seq, heads, head_dim)
+        context = ops.matmul(self.dropout_layer(probabilities, training=training), value)  # (b, heads, query, d)
+        return ops.transpose(context, (0, 2, 1, 3)), probabilities  # (batch, query, heads, head_dim)
 
     def get_config(self):
         config = super().get_config()
@@ -194,6 +214,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention: "explicit" or "fused", see `MultiHeadSelfAttention`.
         activation: "gelu" (exact, defaults) or "gelu_approximate" (tanh form).
         causal: bool, defaults to False. Left-to-right attention (see `MultiHeadSelfAttention`).
+
+    Call arguments: `x`, `padding_mask`, `training`, `return_attention_scores`, and `query_positions`
+    (batch, n): compute the block's output only at those positions, (batch, n, hidden). Every position still
+    serves as a key and a value, so the outputs there are exactly those of the full block.
 
     Example:
     >>> block = TransformerEncoderBlock(hidden_dim=8, num_heads=2, intermediate_dim=32)
@@ -234,11 +258,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
         self.built = True
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, training=None, return_attention_scores=False, query_positions=None):
         attended = self.self_attention(x, padding_mask=padding_mask, training=training,
-                                       return_attention_scores=return_attention_scores)
+                                       return_attention_scores=return_attention_scores,
+                                       query_positions=query_positions)
         if return_attention_scores:
             attended, probabilities = attended
+        if query_positions is not None:
+            x = gather_positions(x, query_positions)  # the residual stream at the same positions
         x = self.attention_layer_norm(x + self.dropout_layer(attended, training=training))
         hidden = keras.activations.gelu(self.intermediate_dense(x),
                                         approximate=self.activation == "gelu_approximate")  # (batch, seq, 4H)

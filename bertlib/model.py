@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 
 from bertlib.config import BertConfig
-from bertlib.layers import BertEmbedding, TransformerEncoderBlock, weight_initializer
+from bertlib.layers import BertEmbedding, TransformerEncoderBlock, gather_positions, weight_initializer
 
 # Variables that AdamW must not decay (A.2; the released code skips LayerNorm and biases). Keras matches the
 # patterns against `variable.name`: LayerNorm's `gamma`/`beta`, every `bias` and the masked-LM `output_bias`.
@@ -69,6 +69,18 @@ class BertBackbone(keras.Model):
         """The (vocabulary, hidden) token embedding layer, shared with the masked-LM decoder."""
         return self.embedding.token_embedding
 
+    def hidden_states_at(self, inputs, positions):
+        """The final hidden states at `positions` (batch, n) only: (batch, n, hidden).
+
+        The same numbers as gathering those rows of `sequence_output`, for less work: the last block computes
+        its queries, feed-forward layer and LayerNorms only at `positions`, while every position still serves
+        as a key and a value. `BertPretrainer` uses it, since its heads read only [CLS] and the masked slots.
+        """
+        x = self.embedding(inputs["token_ids"], inputs["segment_ids"])
+        for block in self.encoder_blocks[:-1]:
+            x = block(x, padding_mask=inputs["padding_mask"])
+        return self.encoder_blocks[-1](x, padding_mask=inputs["padding_mask"], query_positions=positions)
+
     def attention_probabilities(self, inputs):
         """Every block's attention probabilities for `inputs`: a list of (batch, heads, seq, seq) arrays."""
         x = self.embedding(inputs["token_ids"], inputs["segment_ids"])
@@ -96,7 +108,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     Gathers the hidden states at `mask_positions`, applies dense + GELU + LayerNorm, then decodes with the
     transposed token embedding (weights tied to the input embedding, as in the released model) plus an
-    output bias. Logits are computed only at the prediction slots, not at every position.
+    output bias. Logits are computed only at the prediction slots, not at every position. Without
+    `mask_positions`, the input already holds the hidden states at the prediction slots.
 
     Args:
         vocabulary_size: int.
@@ -126,9 +139,10 @@ class MaskedLMHead(keras.layers.Layer):
                                            name="output_bias")
         self.built = True
 
-    def call(self, sequence_output, mask_positions):
-        mask_positions = ops.cast(mask_positions, "int32")[:, :, None]  # (batch, predictions, 1)
-        x = ops.take_along_axis(sequence_output, mask_positions, axis=1)  # (batch, predictions, hidden)
+    def call(self, sequence_output, mask_positions=None):
+        x = sequence_output
+        if mask_positions is not None:
+            x = gather_positions(sequence_output, mask_positions)  # (batch, predictions, hidden)
         x = self.layer_norm(keras.activations.gelu(self.transform(x), approximate=False))
         decoder = ops.cast(self.token_embedding.embeddings, self.compute_dtype)  # (vocabulary, hidden)
         logits = ops.matmul(x, ops.transpose(decoder)) + ops.cast(self.output_bias, self.compute_dtype)
@@ -185,15 +199,20 @@ class BertPretrainer(keras.Model):
     def __init__(self, backbone, next_sentence=True, **kwargs):
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
                   for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
-        features = backbone({name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+        # The heads read only [CLS] (NSP) and the masked slots, so the last block computes just those rows
+        # (`BertBackbone.hidden_states_at`): the same numbers, and most of one block's work saved.
+        positions = inputs["mask_positions"]
+        if next_sentence:
+            positions = ops.concatenate([ops.zeros_like(positions[:, :1]), positions], axis=1)  # [CLS] first
+        hidden = backbone.hidden_states_at(inputs, positions)  # (batch, [1 +] predictions, hidden)
         mlm_head = MaskedLMHead(backbone.config.vocabulary_size, token_embedding=backbone.token_embedding,
                                 layer_norm_epsilon=backbone.config.layer_norm_epsilon,
                                 dtype=backbone.dtype_policy, name="mlm_head")
-        outputs = {"mlm_logits": mlm_head(features["sequence_output"], inputs["mask_positions"])}
+        outputs = {"mlm_logits": mlm_head(hidden[:, 1:] if next_sentence else hidden)}
         nsp_head = None
         if next_sentence:
             nsp_head = NextSentenceHead(dtype=backbone.dtype_policy, name="nsp_head")
-            outputs["nsp_logits"] = nsp_head(features["pooled_output"])
+            outputs["nsp_logits"] = nsp_head(backbone.pooler(hidden[:, 0]))  # the pooled [CLS], the paper's C
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.backbone = backbone
         self.next_sentence = next_sentence

@@ -238,6 +238,29 @@ def test_pretrainer_loss_is_mlm_plus_nsp_and_ignores_zero_weight_slots():
     np.testing.assert_allclose(again["loss"], result["loss"], rtol=1e-6)
 
 
+@pytest.mark.parametrize("attention,causal", [("explicit", False), ("fused", False), ("explicit", True)])
+def test_pretrainer_last_block_at_read_positions_equals_the_full_backbone(attention, causal):
+    # The pretrainer computes its last block only at [CLS] and the masked slots; the reference runs the whole
+    # backbone and gathers those rows. Padding and a repeated position are included.
+    config = small_config(attention=attention, causal=causal)
+    backbone = BertBackbone(config)
+    features = pretraining_features(config)
+    features["padding_mask"][1, SEQ - 2:] = 0
+    features["mask_positions"][0] = [4, 1, 4]
+    x, _, _ = pretraining_batch(features)
+    pretrainer = BertPretrainer(backbone)
+    outputs = pretrainer(x)
+    full = backbone({name: x[name] for name in ("token_ids", "segment_ids", "padding_mask")})
+    sequence = keras.ops.convert_to_numpy(full["sequence_output"])
+    gathered = np.take_along_axis(sequence, features["mask_positions"][:, :, None], axis=1)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["mlm_logits"]),
+                               keras.ops.convert_to_numpy(pretrainer.mlm_head(gathered)), atol=1e-5)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["nsp_logits"]),
+                               keras.ops.convert_to_numpy(pretrainer.nsp_head(full["pooled_output"])), atol=1e-5)
+    at = backbone.hidden_states_at(x, features["mask_positions"])
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(at), gathered, atol=1e-5)
+
+
 def test_pretrainer_without_nsp_and_fit_step():
     config = small_config()
     pretrainer = BertPretrainer(BertBackbone(config), next_sentence=False)
