@@ -10,6 +10,7 @@ from bertlib.layers import BertEmbedding, TransformerEncoderBlock, gather_positi
 # Variables that AdamW must not decay (A.2; the released code skips LayerNorm and biases). Keras matches the
 # patterns against `variable.name`: LayerNorm's `gamma`/`beta`, every `bias` and the masked-LM `output_bias`.
 NO_WEIGHT_DECAY = ("gamma", "beta", "bias")
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -63,6 +64,16 @@ class BertBackbone(keras.Model):
         self.embedding = embedding
         self.encoder_blocks = encoder_blocks
         self.pooler = pooler
+
+    def call(self, inputs, training=None, mask=None):
+        # Keras matches a dict to a model's inputs by sorted key, so one extra key (say `mask_positions`) would
+        # shift the others silently: keep the three the backbone takes, and name any that is missing.
+        if isinstance(inputs, dict):
+            missing = [name for name in INPUT_NAMES if name not in inputs]
+            if missing:
+                raise ValueError(f"BertBackbone inputs lack {missing}; expected a dict with {list(INPUT_NAMES)}.")
+            inputs = {name: inputs[name] for name in INPUT_NAMES}
+        return super().call(inputs, training=training, mask=mask)
 
     @property
     def token_embedding(self):

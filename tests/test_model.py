@@ -261,6 +261,15 @@ def test_pretrainer_last_block_at_read_positions_equals_the_full_backbone(attent
     np.testing.assert_allclose(keras.ops.convert_to_numpy(at), gathered, atol=1e-5)
 
 
+def test_backbone_ignores_extra_keys_of_a_feature_dict():
+    # Keras matches dict inputs by sorted key; an extra key such as `mask_positions` must not shift the others.
+    backbone = BertBackbone(small_config())
+    inputs = random_inputs(small_config())
+    expected = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
+    features = {**inputs, "mask_positions": np.zeros((BATCH, 3), "int32")}
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(backbone(features)["sequence_output"]), expected)
+
+
 def test_pretrainer_without_nsp_and_fit_step():
     config = small_config()
     pretrainer = BertPretrainer(BertBackbone(config), next_sentence=False)
