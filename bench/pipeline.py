@@ -3,7 +3,9 @@
 Measures, with the tiny preset's shapes (batch 32, seq 128, 20 predictions):
 1. the vectorized `MaskedLMMasker` against the per-token loop `mask_tokens_loop` (batches per second);
 2. `bertlib.data.pretraining_dataset` with dynamic masking (batches per second, after warm-up);
-3. `BertPretrainer(tiny).fit` on batches already in memory (steps per second, after warm-up).
+3. `BertPretrainer(tiny).fit` on batches already in memory (steps per second, after warm-up);
+4. `bertlib.data.stream_tfrecords` over the same instances written as 8 shards (batches per second), and
+   what its resume costs: the time to skip already-trained records (microseconds per record).
 The headline is (2) / (3): the pipeline should outrun training by 10x or more, so the accelerator never waits.
 
 Run: KERAS_BACKEND=tensorflow .venv/bin/python bench/pipeline.py [--batches 300] [--train-steps 20]
@@ -11,6 +13,7 @@ Run: KERAS_BACKEND=tensorflow .venv/bin/python bench/pipeline.py [--batches 300]
 
 import argparse
 import os
+import tempfile
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -62,6 +65,7 @@ def main():
         next(iterator)
     pipeline = rate(lambda: next(iterator), args.batches)
     print(f"pipeline: {pipeline:.0f} batches/s (batch {BATCH_SIZE}, seq {SEQ_LENGTH}, dynamic masking)")
+    del iterator  # no prefetching while training is timed
 
     pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny", max_sequence_length=SEQ_LENGTH)))
     pretrainer.compile(optimizer="adam")
@@ -71,6 +75,19 @@ def main():
     pretrainer.fit(in_memory, steps_per_epoch=args.train_steps, epochs=1, verbose=0)
     training = args.train_steps / (time.perf_counter() - start)
     print(f"training: {training:.1f} steps/s (tiny preset, {tf.config.list_logical_devices()[-1].device_type})")
+    with tempfile.TemporaryDirectory() as shards:
+        data.write_tfrecords(arrays, shards, num_shards=8)
+        iterator = iter(data.stream_tfrecords(shards, BATCH_SIZE, masker, seed=0))
+        for _ in range(20):
+            next(iterator)
+        streamed = rate(lambda: next(iterator), args.batches)
+        skipped = 50 * len(arrays["token_ids"]) // BATCH_SIZE  # 50 epochs of batches
+        start = time.perf_counter()
+        resumed = iter(data.stream_tfrecords(shards, BATCH_SIZE, masker, seed=0, start_batch=skipped))
+        next(resumed)
+        skip_us = (time.perf_counter() - start) / (skipped * BATCH_SIZE) * 1e6
+    print(f"streamed from 8 TFRecord shards: {streamed:.0f} batches/s; resuming skips {skipped * BATCH_SIZE:,} "
+          f"records at {skip_us:.2f} us each")
     print(f"pipeline_over_training: {pipeline / training:.1f}")
 
 

@@ -166,8 +166,9 @@ def load_documents(corpus):
     return corpora.text_files(list(corpus))
 
 
-def phase_arrays(corpus, tokenizer, seq_lengths, seed):
-    """One `arrays` dict per sequence length, built from documents or read from `tfrecords:DIR[,LONG_DIR]`."""
+def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
+    """One source per sequence length: `arrays` built from documents or read from `tfrecords:DIR[,LONG_DIR]`,
+    or with `stream` a `{"tfrecords": DIR, "static_mask": bool}` that `phase_dataset` streams."""
     from bertlib import data
 
     if isinstance(corpus, str) and corpus.startswith("tfrecords:"):
@@ -178,19 +179,36 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed):
                              "tfrecords:SHORT_DIR,LONG_DIR (written by `bertlib data --max-seq-length ...`).")
         result = []
         for folder, seq_length in zip(folders, seq_lengths):
-            arrays = data.read_tfrecords(folder)
-            if arrays["token_ids"].shape[1] != seq_length:
-                raise ValueError(f"TFRecords in {folder} have sequence length "
-                                 f"{arrays['token_ids'].shape[1]}, expected {seq_length}.")
-            if arrays["token_ids"].max() >= tokenizer.vocabulary_size:
-                raise ValueError(f"TFRecords in {folder} hold token id {arrays['token_ids'].max()}, "
-                                 f"beyond the vocabulary ({tokenizer.vocabulary_size} ids); pass the --vocab "
-                                 "they were built with.")
+            if stream:  # the sequence length is checked on the first example; the rest is read while training
+                spec = data.tfrecord_spec(folder)
+                stored_length = spec[data.TFRECORD_NAMES["token_ids"]].shape[0]
+                arrays = {"tfrecords": folder, "static_mask": data.TFRECORD_NAMES["mask_ids"] in spec}
+            else:
+                arrays = data.read_tfrecords(folder)
+                stored_length = arrays["token_ids"].shape[1]
+                if arrays["token_ids"].max() >= tokenizer.vocabulary_size:
+                    raise ValueError(f"TFRecords in {folder} hold token id {arrays['token_ids'].max()}, "
+                                     f"beyond the vocabulary ({tokenizer.vocabulary_size} ids); pass the "
+                                     "--vocab they were built with.")
+            if stored_length != seq_length:
+                raise ValueError(f"TFRecords in {folder} have sequence length {stored_length}, "
+                                 f"expected {seq_length}.")
             result.append(arrays)
         return result
+    if stream:
+        raise ValueError("stream=True (--stream) reads tfrecords:DIR corpora; other corpora are built in memory.")
     documents = load_documents(corpus)
     return [data.build_pretraining_arrays(documents, tokenizer, max_seq_length=seq_length, seed=seed)
             for seq_length in seq_lengths]
+
+
+def phase_dataset(source, batch_size, masker, seed, start_batch):
+    """The batches of one phase from a `phase_arrays` source: in memory, or streamed from TFRecords."""
+    from bertlib import data
+
+    if "tfrecords" in source:
+        return data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch)
+    return data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch)
 
 
 def phase_plan(steps, long_fraction, seq_length, long_seq_length):
@@ -373,7 +391,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
              long_seq_length=512, long_fraction=0.0, learning_rate=1e-3, warmup_steps=60, weight_decay=0.01,
              checkpoint_dir=None, checkpoint_every=100, strategy="auto", seed=0, max_predictions=20,
              next_sentence=True, precision=None, steps_per_execution=1, vocab=None, log_every=25,
-             on_progress=None, dropout=0.1, tpu=None, verbose=True):
+             on_progress=None, dropout=0.1, tpu=None, stream=False, verbose=True):
     """Pretrain a `BertPretrainer` with masked LM (+ NSP) and return a summary dict (§3.1, §3.2, A.2).
 
     Args:
@@ -401,6 +419,9 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         on_progress: optional callable receiving each progress record (a dict).
         dropout: float, defaults to 0.1 (A.2); 0 makes runs deterministic.
         tpu: the TPU name for strategy "tpu" (see `bertlib.distribute.get_strategy`).
+        stream: bool, defaults to False. With a `tfrecords:` corpus, stream the shards (`data.stream_tfrecords`:
+            a shuffle buffer, as in the original code) instead of loading them into memory; for corpora
+            larger than the host's RAM.
         verbose: bool, print progress lines.
 
     Returns:
@@ -452,8 +473,8 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         tokenizer = WordPieceTokenizer.from_vocab_file(vocab) if vocab else data.default_tokenizer()
         config = BertConfig.preset(preset, vocabulary_size=tokenizer.vocabulary_size, dropout=dropout,
                                    max_sequence_length=max(512, *(length for length, _, _ in plan)))
-        arrays_by_phase = phase_arrays(corpus, tokenizer, [length for length, _, _ in plan], seed)
-        state = {"step": 0, "seed": seed, "preset": preset, "config": config.to_dict(),
+        arrays_by_phase = phase_arrays(corpus, tokenizer, [length for length, _, _ in plan], seed, stream)
+        state = {"step": 0, "seed": seed, "preset": preset, "config": config.to_dict(), "stream": stream,
                  "next_sentence": next_sentence, "steps": steps, "batch_size": batch_size,
                  "phases": [list(phase) for phase in plan]}
 
@@ -487,11 +508,11 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
             if start_step >= phase_end:
                 continue
             first = max(start_step, phase_start)
-            masker = None if "mask_ids" in arrays else MaskedLMMasker(
+            masker = None if "mask_ids" in arrays or arrays.get("static_mask") else MaskedLMMasker(
                 tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
                 max_predictions=_predictions_for(max_predictions, seq_length, phase_length))
-            dataset = data.pretraining_dataset(arrays, batch_size, masker, seed=seed + phase_index,
-                                               start_batch=first - phase_start)
+            dataset = phase_dataset(arrays, batch_size, masker, seed=seed + phase_index,
+                                    start_batch=first - phase_start)
             dataset = dataset.map(functools.partial(pretraining_batch, next_sentence=next_sentence))
             if backend != "jax" and distribute.is_tpu(strategy):
                 distribute.check_static_shapes(dataset)
@@ -549,8 +570,8 @@ def _predictions_for(max_predictions, seq_length, phase_length):
 
 
 def _check_same_run(latest, state, checkpoint_dir):
-    for key in ("config", "next_sentence", "seed", "batch_size"):
-        if latest.get(key) != state[key]:
+    for key in ("config", "next_sentence", "seed", "batch_size", "stream"):
+        if latest.get(key, False if key == "stream" else None) != state[key]:  # older checkpoints: no "stream"
             raise ValueError(f"{checkpoint_dir} holds a checkpoint of a different run ({key}: "
                              f"{latest.get(key)!r} there, {state[key]!r} now). Use a new --checkpoint-dir "
                              "or the same settings.")
@@ -595,6 +616,8 @@ def add_arguments(parser):
     parser.add_argument("--steps-per-execution", type=int, default=1)
     parser.add_argument("--dropout", type=float, default=0.1)
     parser.add_argument("--vocab", default=None, help="vocab.txt (default: the real uncased BERT vocabulary)")
+    parser.add_argument("--stream", action="store_true",
+                        help="with tfrecords:DIR, stream the shards instead of loading them into memory")
 
 
 def run(args):
@@ -609,7 +632,7 @@ def run(args):
             strategy=args.strategy, seed=args.seed, max_predictions=args.max_predictions,
             next_sentence=args.next_sentence,
             precision=args.precision, steps_per_execution=args.steps_per_execution, vocab=args.vocab,
-            log_every=args.log_every, dropout=args.dropout, tpu=args.tpu)
+            log_every=args.log_every, dropout=args.dropout, tpu=args.tpu, stream=args.stream)
     except (FloatingPointError, ValueError, RuntimeError, FileNotFoundError) as error:
         print(f"bertlib pretrain: {error}", file=sys.stderr)
         return 1

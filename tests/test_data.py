@@ -167,6 +167,56 @@ def test_tfrecords_round_trip_with_the_original_feature_names(arrays, masker, tm
         data.read_tfrecords(tmp_path / "missing")
 
 
+def test_streamed_tfrecords_cover_each_epoch_and_resume_exactly(arrays, masker, tmp_path):
+    # Label each row with its index to follow it through shards, interleaving and the shuffle buffer.
+    count = len(arrays["token_ids"])
+    indexed = dict(arrays, next_sentence_labels=np.arange(count, dtype=np.int32))
+    data.write_tfrecords(indexed, tmp_path, num_shards=3)
+
+    def batches(dataset, number):
+        return [{key: value.numpy() for key, value in batch.items()} for batch in dataset.take(number)]
+
+    steps = 2 * count // 8 + 3  # past two epochs
+    run = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16), steps)
+    labels = np.concatenate([batch["next_sentence_labels"] for batch in run])
+    first_epoch, second_epoch = labels[:count], labels[count:2 * count]
+    assert sorted(first_epoch) == sorted(second_epoch) == list(range(count))  # every row once an epoch
+    assert not np.array_equal(first_epoch, np.arange(count))            # shuffled...
+    assert not np.array_equal(first_epoch, second_epoch)                 # ...differently each epoch
+    for batch in run:  # the rows are the stored rows, masked like pretraining_dataset's
+        rows = batch["next_sentence_labels"]
+        kept = batch["mask_weights"] == 0
+        np.testing.assert_array_equal(batch["padding_mask"], arrays["padding_mask"][rows])
+        original = np.take_along_axis(arrays["token_ids"][rows], batch["mask_positions"], axis=1)
+        np.testing.assert_array_equal(np.where(kept, 0, batch["mask_ids"]), np.where(kept, 0, original))
+        assert batch["token_ids"].shape == (8, SEQ_LENGTH) and batch["mask_positions"].shape == (8, 5)
+
+    again = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16), steps)
+    resumed = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16,
+                                            start_batch=steps - 4), 4)
+    for first, second in zip(run + run[-4:], again + resumed):
+        assert all(np.array_equal(first[key], second[key]) for key in first)
+    other = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=0, shuffle_window=16), 1)[0]
+    assert not np.array_equal(other["next_sentence_labels"], run[0]["next_sentence_labels"])
+
+
+def test_streamed_tfrecords_keep_a_static_mask_and_name_bad_input(arrays, masker, tmp_path):
+    static = dict(arrays, **masker(arrays["token_ids"], seed=0), next_sentence_labels=np.arange(
+        len(arrays["token_ids"]), dtype=np.int32))
+    data.write_tfrecords(static, tmp_path / "static", num_shards=2)
+    batch = next(iter(data.stream_tfrecords(tmp_path / "static", 8, None, seed=0)))
+    rows = batch["next_sentence_labels"].numpy()
+    for key in ("token_ids", "mask_positions", "mask_ids", "mask_weights"):
+        np.testing.assert_array_equal(batch[key].numpy(), static[key][rows])
+    data.write_tfrecords(arrays, tmp_path / "dynamic", num_shards=2)
+    with pytest.raises(ValueError, match="static mask"):
+        data.stream_tfrecords(tmp_path / "dynamic", 8, None)
+    with pytest.raises(FileNotFoundError, match="tfrecord"):
+        data.stream_tfrecords(tmp_path / "missing", 8, masker)
+    with pytest.raises(ValueError, match="start_batch=-1"):
+        data.stream_tfrecords(tmp_path / "dynamic", 8, masker, start_batch=-1)
+
+
 @pytest.mark.slow
 def test_the_batches_train_a_tiny_pretrainer(arrays, masker):
     from bertlib.config import BertConfig

@@ -252,6 +252,41 @@ def test_cli_killed_after_a_checkpoint_resumes_where_it_stopped(small_run, tmp_p
 
 
 
+class Crash(Exception):
+    pass
+
+
+@pytest.mark.slow
+def test_streamed_tfrecords_resume_after_a_crash_like_an_unbroken_run(small_run, tmp_path):
+    from bertlib import corpora, data
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(small_run["vocab"])
+    arrays = data.build_pretraining_arrays(corpora.text_files([small_run["corpus"]]), tokenizer,
+                                           max_seq_length=small_run["seq_length"], seed=0)
+    data.write_tfrecords(arrays, tmp_path / "shards", num_shards=3)
+    run = {**small_run, "corpus": f"tfrecords:{tmp_path / 'shards'}", "stream": True, "strategy": "cpu",
+           "verbose": False, "steps": 20}
+
+    def crash_after_the_first_checkpoint(record):
+        if record["step"] == 15:
+            raise Crash
+
+    with pytest.raises(Crash):
+        training.pretrain(checkpoint_dir=str(tmp_path / "run"), on_progress=crash_after_the_first_checkpoint, **run)
+    assert json.loads((tmp_path / "run" / "latest.json").read_text())["step"] == 10
+    resumed = training.pretrain(checkpoint_dir=str(tmp_path / "run"), **run)
+    assert resumed["resumed_from"] == 10
+    unbroken = training.pretrain(checkpoint_dir=str(tmp_path / "reference"), **run)
+    with np.load(resumed["checkpoint"]) as stored, np.load(unbroken["checkpoint"]) as reference:
+        for key in reference.files:
+            np.testing.assert_allclose(stored[key], reference[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    with pytest.raises(ValueError, match="stream"):  # the same folder, read another way, is another run
+        training.pretrain(checkpoint_dir=str(tmp_path / "run"), **{**run, "stream": False, "steps": 30})
+    with pytest.raises(ValueError, match="tfrecords"):
+        training.pretrain(**{**run, "corpus": small_run["corpus"]})
+
+
 @pytest.mark.slow
 def test_jax_backend_pretrains_with_data_parallel(small_run, tmp_path):
     script = textwrap.dedent(f"""
