@@ -419,9 +419,9 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         on_progress: optional callable receiving each progress record (a dict).
         dropout: float, defaults to 0.1 (A.2); 0 makes runs deterministic.
         tpu: the TPU name for strategy "tpu" (see `bertlib.distribute.get_strategy`).
-        stream: bool, defaults to False. With a `tfrecords:` corpus, stream the shards (`data.stream_tfrecords`:
-            a shuffle buffer, as in the original code) instead of loading them into memory; for corpora
-            larger than the host's RAM.
+        stream: bool, defaults to False. With a `tfrecords:` corpus, stream the shards
+            (`data.stream_tfrecords`: a local shuffle, as in the original code) instead of loading them into
+            memory; for corpora larger than the host's RAM.
         verbose: bool, print progress lines.
 
     Returns:
