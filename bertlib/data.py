@@ -298,7 +298,7 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
         key = tf.constant([seed, 0], tf.int64)
         for value in salt:
             key = tf.random.experimental.stateless_fold_in(key, value)
-        return tf.gather(values, tf.argsort(tf.random.stateless_uniform(tf.shape(values)[:1], key)))
+        return tf.gather(values, tf.random.experimental.stateless_shuffle(tf.range(tf.shape(values)[0]), key))
 
     def epoch_records(epoch):  # every record once, shards in a new order, windows of records permuted
         records = tf.data.Dataset.from_tensor_slices(permuted(files, epoch)).interleave(
