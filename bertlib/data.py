@@ -279,7 +279,7 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
     `pretraining_dataset`'s full one.
 
     The stream is a pure function of `seed`, so `start_batch=n` resumes exactly at batch n. It gets there by
-    skipping n batches of raw records before any parsing or masking: 3.5 to 5 microseconds a record on
+    skipping n batches of raw records before any parsing or masking: about 3 microseconds a record on
     this project's CPU (`bench/pipeline.py`), so a resume deep into a long run costs minutes, not hours.
     """
     import tensorflow as tf
