@@ -217,11 +217,11 @@ def tfrecord_files(path):
     return files
 
 
-def tfrecord_spec(path):
-    """The `tf.io.parse_example` spec of the shards at `path`, with shapes taken from the first example."""
+def tfrecord_spec(files):
+    """The `tf.io.parse_example` spec of the shards `files` (from `tfrecord_files`), shaped by the first example."""
     import tensorflow as tf
 
-    first_file = tfrecord_files(path)[0]
+    first_file = files[0]
     records = list(tf.data.TFRecordDataset(first_file).take(1))
     if not records:
         raise ValueError(f"{first_file} holds no records.")
@@ -259,9 +259,10 @@ def read_tfrecords(path):
     """
     import tensorflow as tf
 
-    spec = tfrecord_spec(path)
+    files = tfrecord_files(path)
+    spec = tfrecord_spec(files)
     columns = {}
-    for batch in tf.data.TFRecordDataset(tfrecord_files(path)).batch(4096).map(
+    for batch in tf.data.TFRecordDataset(files).batch(4096).map(
             lambda records: _parse_records(records, spec)):
         for key, value in batch.items():
             columns.setdefault(key, []).append(value.numpy())
@@ -288,8 +289,9 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
         raise ValueError(f"seed={seed}, start_batch={start_batch}, batch_size={batch_size}, "
                          f"shuffle_window={shuffle_window} and cycle_length={cycle_length} must be "
                          "non-negative (the last three positive).")
-    files = tf.constant(tfrecord_files(path))
-    spec = tfrecord_spec(path)
+    files = tfrecord_files(path)
+    spec = tfrecord_spec(files)
+    files = tf.constant(files)
     if masker is None and TFRECORD_NAMES["mask_ids"] not in spec:
         raise ValueError(f"The TFRecords at {path} hold no static mask; pass a masker.")
     seq_length = spec[TFRECORD_NAMES["token_ids"]].shape[0]

@@ -180,7 +180,7 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
         result = []
         for folder, seq_length in zip(folders, seq_lengths):
             if stream:  # the sequence length is checked on the first example; the rest is read while training
-                spec = data.tfrecord_spec(folder)
+                spec = data.tfrecord_spec(data.tfrecord_files(folder))
                 stored_length = spec[data.TFRECORD_NAMES["token_ids"]].shape[0]
                 arrays = {"tfrecords": folder, "static_mask": data.TFRECORD_NAMES["mask_ids"] in spec}
             else:
