@@ -12,8 +12,8 @@ COMMANDS = {
     "data": ("bertlib.data", "build pretraining instances (NSP pairs) and write TFRecords"),
     "pretrain": ("bertlib.training", "pretrain with masked LM (+ NSP) on a corpus or TFRecords"),
     "finetune": ("bertlib.finetune", "fine-tune on a GLUE task, SQuAD or SWAG"),
-    "exercises": ("bertlib.exercises", "build or check exercises/ from solutions/"),
-    "grade": ("bertlib.grading", "grade submitted exercise notebooks into a CSV"),
+    "exercises": ("bertlib.course.exercises", "build or check exercises/ from solutions/"),
+    "grade": ("bertlib.course.grading", "grade submitted exercise notebooks into a CSV"),
 }
 
 

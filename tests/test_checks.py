@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from bertlib import checks
-from bertlib.checks import CheckFailed
+from bertlib.course import checks
+from bertlib.course.checks import CheckFailed
 
 
 def stable_softmax(x):

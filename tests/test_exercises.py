@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from bertlib import exercises, grading
+from bertlib.course import exercises, grading
 
 TOY_NAME = "03_toy.ipynb"
 TOY_POINTS = {"3.1": 1, "3.2": 2, "3.3": 1}

@@ -11,7 +11,7 @@ import nbformat
 import psutil
 import pytest
 
-from bertlib import exercises, grading
+from bertlib.course import exercises, grading
 from tests.test_exercises import SQUARES_SOLUTION, TOY_NAME, TOY_POINTS, main, write_toy_course
 
 FULL_MARKS = sum(TOY_POINTS.values())

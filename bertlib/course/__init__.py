@@ -1,4 +1,6 @@
-"""Small helpers shared by the course notebooks: fast mode, seeding, Colab/TPU set-up, plot style.
+"""The course layer, apart from the library: notebook helpers here (fast mode, seeding, Colab/TPU set-up,
+plot style), learner checks in `checks`, exercise generation in `exercises`, grading in `grading`.
+An engineer who lifts `bertlib` for its layers can leave this subpackage behind.
 
 `BERTLIB_FAST=1` (set by `make test` and CI) shrinks every experiment so a notebook runs in a minute or two;
 learners run the full versions. A notebook reads its sizes through `course.pick(fast=..., full=...)`.
@@ -73,7 +75,7 @@ def set_plot_style():
 
 
 def repo_root():
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 GLUE_DOWNLOAD = "https://dl.fbaipublicfiles.com/glue/data/{task}.zip"  # the GLUE benchmark's own files

@@ -1,0 +1,231 @@
+"""Checks for exercise notebooks: each says what was expected, what came, and a hint.
+
+A check cell of an exercise (see `bertlib.exercises`) calls these helpers instead of a bare `assert`, then ends
+with `done("3.2")`. A failed check raises `CheckFailed`, an `AssertionError` whose message a learner can act on:
+
+    ✘ softmax(x) is not what was expected (trial 2 of 5).
+      Expected: array of shape (2, 5), float64: [[0.1, ...]]
+      Got:      array of shape (2, 5), float64: [[0.3, ...]]
+      Hint:     subtract the row maximum before exp().
+
+A passed check prints one `✔` line. The grader (`bertlib grade`) scores an exercise from whether its cells raised,
+so these helpers never swallow an error. Only numpy is imported here, so a check cell stays fast; tensors of any
+backend are compared through `numpy.asarray`.
+"""
+
+import numpy as np
+
+_MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
+
+
+class CheckFailed(AssertionError):
+    """Raised by a check whose value is not the expected one; its message has Expected / Got / Hint lines."""
+
+
+def check_equal(name, got, expected, hint=None):
+    """Checks `got == expected` exactly (arrays: same shape and all elements equal).
+
+    Example:
+        check_equal("tokenizer.tokenize('hello')", tokens, ["hello"])
+    """
+    if _is_array_like(got) or _is_array_like(expected):
+        got_array, expected_array = np.asarray(got), np.asarray(expected)
+        equal = got_array.shape == expected_array.shape and bool(np.all(got_array == expected_array))
+    else:
+        equal = bool(got == expected)
+    if not equal:
+        _fail(name, _show(expected), _show(got), hint)
+    _passed(name)
+
+
+def check_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
+    """Checks a number is within `atol + rtol * |expected|` of `expected` (the rule of `numpy.isclose`).
+
+    Example:
+        check_close("gelu(1.0)", gelu(1.0), 0.8413, rtol=1e-3)
+    """
+    try:
+        got_number = float(np.asarray(got))
+    except (TypeError, ValueError):
+        _fail(name, f"a number close to {expected!r}", _show(got), hint)
+    if not np.isclose(got_number, expected, rtol=rtol, atol=atol):
+        tolerance = atol + rtol * abs(expected)
+        _fail(name, f"{expected!r} (± {tolerance:.3g})", f"{got_number!r} (off by {abs(got_number - expected):.3g})",
+              hint)
+    _passed(name)
+
+
+def check_shape(name, got, expected_shape, hint=None):
+    """Checks the shape of an array or tensor; `None` in `expected_shape` matches any size.
+
+    Example:
+        check_shape("sequence_output", outputs["sequence_output"], (2, 16, 64))
+    """
+    got_shape = tuple(np.shape(got)) if not hasattr(got, "shape") else tuple(got.shape)
+    expected_shape = tuple(expected_shape)
+    matches = len(got_shape) == len(expected_shape) and all(
+        want is None or want == have for want, have in zip(expected_shape, got_shape))
+    if not matches:
+        shown = "(" + ", ".join("any" if size is None else str(size) for size in expected_shape) + ")"
+        _fail(f"the shape of {name}", shown, str(got_shape), hint)
+    _passed(f"the shape of {name}")
+
+
+def check_array_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
+    """Checks shapes match and every element is close (the rule of `numpy.allclose`).
+
+    On failure the message names how many elements differ and shows the worst one with its index.
+
+    Example:
+        check_array_close("attention weights", weights, reference_weights, atol=1e-6)
+    """
+    got_array, expected_array = np.asarray(got), np.asarray(expected)
+    if got_array.shape != expected_array.shape:
+        _fail(f"the shape of {name}", str(expected_array.shape), str(got_array.shape), hint)
+    problem = _array_difference(got_array, expected_array, rtol, atol)
+    if problem:
+        _fail(name, _show(expected_array), f"{_show(got_array)}\n{' ' * 12}{problem}", hint)
+    _passed(name)
+
+
+def check_true(name, condition, expected_text, got_text, hint=None):
+    """Checks a condition the other helpers cannot express; the texts describe it to the learner.
+
+    Example:
+        check_true("the loss", loss < 1.0, "below 1.0 after 50 steps", f"{loss:.3f}", hint="raise the learning rate")
+    """
+    if not condition:
+        _fail(name, expected_text, got_text, hint)
+    _passed(name)
+
+
+def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, rtol=1e-5, atol=1e-6, hint=None,
+                   seed=0):
+    """Compares a learner's function with the reference on random inputs.
+
+    Args:
+        name: str. How the function is called in messages, e.g. "softmax".
+        student_fn: the learner's callable.
+        reference_fn: the reference callable (usually from `bertlib`).
+        random_inputs_fn: callable `(rng: numpy.random.Generator) -> args`, where args is a tuple of positional
+            arguments, a dict of keyword arguments, or a single argument.
+        trials: int, defaults to 5. Number of random inputs tried.
+        rtol, atol: floats. Tolerances for numeric outputs (nested tuples, lists and dicts are compared leaf by
+            leaf).
+        hint: str or None. Shown when an output differs.
+        seed: int, defaults to 0. Seed of the generator, so a failure is reproducible.
+
+    Example:
+        check_function("softmax", softmax, bertlib_softmax, lambda rng: (rng.normal(size=(2, 5)),))
+    """
+    rng = np.random.default_rng(seed)
+    for trial in range(1, trials + 1):
+        args, kwargs = _as_call_arguments(random_inputs_fn(rng))
+        expected = reference_fn(*args, **kwargs)
+        call = f"{name}({_describe_arguments(args, kwargs)})"
+        try:
+            got = student_fn(*args, **kwargs)
+        except NotImplementedError:
+            raise  # an untouched stub: the grader reports "not attempted"
+        except Exception as error:
+            raise CheckFailed(_message(f"{call} (trial {trial} of {trials})", _show(expected),
+                                       f"an error: {type(error).__name__}: {error}", hint)) from error
+        problem = _structure_difference(got, expected, rtol, atol)
+        if problem:
+            _fail(f"{call} (trial {trial} of {trials})", _show(expected), f"{_show(got)}\n{' ' * 12}{problem}", hint)
+    print(f"✔ {name} matches the reference on {trials} random inputs")
+
+
+def done(exercise_id):
+    """Prints the line that closes a check cell: reaching it means every check of the exercise passed."""
+    print(f"✔ Exercise {exercise_id} passed")
+
+
+def _passed(what):
+    print(f"✔ {what}: as expected")
+
+
+def _fail(name, expected_text, got_text, hint):
+    raise CheckFailed(_message(name, expected_text, got_text, hint))
+
+
+def _message(name, expected_text, got_text, hint):
+    lines = [f"✘ {name} is not what was expected.", f"  Expected: {expected_text}", f"  Got:      {got_text}"]
+    if hint:
+        lines.append(f"  Hint:     {hint}")
+    return "\n".join(lines)
+
+
+def _is_array_like(value):
+    return isinstance(value, np.ndarray) or hasattr(value, "shape") and hasattr(value, "dtype")
+
+
+def _show(value):
+    if _is_array_like(value):
+        array = np.asarray(value)
+        text = np.array2string(array, precision=4, threshold=20, edgeitems=2, separator=", ")
+        text = " ".join(text.split())
+        shown = f"array of shape {array.shape}, {array.dtype}: {text}"
+    else:
+        shown = repr(value)
+    return shown if len(shown) <= _MAX_SHOWN else shown[:_MAX_SHOWN] + " …"
+
+
+def _array_difference(got, expected, rtol, atol):
+    """Returns "" when close, else a sentence naming the worst element."""
+    if not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
+        return "" if np.array_equal(got, expected) else "(not numbers: compared exactly, and they differ)"
+    got_values, expected_values = got.astype(np.float64), expected.astype(np.float64)
+    close = np.isclose(got_values, expected_values, rtol=rtol, atol=atol)
+    if close.all():
+        return ""
+    gap = np.where(close, 0.0, np.abs(got_values - expected_values))
+    gap = np.nan_to_num(gap, nan=np.inf)
+    worst = np.unravel_index(np.argmax(gap), gap.shape) if gap.ndim else ()
+    index = tuple(int(i) for i in worst)
+    return (f"({int((~close).sum())} of {close.size} elements differ; the worst at index {index}: "
+            f"expected {expected_values[index]:.6g}, got {got_values[index]:.6g})")
+
+
+def _structure_difference(got, expected, rtol, atol, where=""):
+    """Returns "" when `got` matches `expected` leaf by leaf, else a sentence saying where it does not."""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict) or set(got) != set(expected):
+            return f"(expected a dict with keys {sorted(expected)}{where})"
+        for key in expected:
+            problem = _structure_difference(got[key], expected[key], rtol, atol, f"{where}[{key!r}]")
+            if problem:
+                return problem
+        return ""
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return f"(expected a {type(expected).__name__} of length {len(expected)}{where})"
+        for index, (got_item, expected_item) in enumerate(zip(got, expected)):
+            problem = _structure_difference(got_item, expected_item, rtol, atol, f"{where}[{index}]")
+            if problem:
+                return problem
+        return ""
+    got_array, expected_array = np.asarray(got), np.asarray(expected)
+    if got_array.shape != expected_array.shape:
+        return f"(shape {got_array.shape}{where}, expected {expected_array.shape})"
+    problem = _array_difference(got_array, expected_array, rtol, atol)
+    return f"{problem[:-1]}{' in ' + where if where else ''})" if problem else ""
+
+
+def _as_call_arguments(inputs):
+    if isinstance(inputs, dict):
+        return (), inputs
+    if isinstance(inputs, tuple):
+        return inputs, {}
+    return (inputs,), {}
+
+
+def _describe_arguments(args, kwargs):
+    def describe(value):
+        if _is_array_like(value):
+            return f"<array {tuple(np.shape(value))}>"
+        text = repr(value)
+        return text if len(text) <= 40 else text[:40] + "…"
+
+    parts = [describe(value) for value in args] + [f"{key}={describe(value)}" for key, value in kwargs.items()]
+    return ", ".join(parts)
