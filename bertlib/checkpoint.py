@@ -34,7 +34,7 @@ def _read_config(path):
         raise FileNotFoundError(f"{config_file} not found: a Hugging Face BERT folder holds config.json and "
                                 "model.safetensors.")
     try:
-        values = json.loads(config_file.read_text(encoding="utf-8"))
+        values = json.loads(config_file.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{config_file} is not valid JSON: {error}") from error
     model_type = values.get("model_type")

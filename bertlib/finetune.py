@@ -73,7 +73,7 @@ def load_init(init):
 def _hf_lowercase(path):
     config_file = path / "tokenizer_config.json"
     if config_file.is_file():
-        return bool(json.loads(config_file.read_text(encoding="utf-8")).get("do_lower_case", True))
+        return bool(json.loads(config_file.read_text(encoding="utf-8-sig")).get("do_lower_case", True))
     return True
 
 
@@ -263,8 +263,13 @@ def _compile(model, task, learning_rate, total_steps, jit_compile="auto"):
 
 
 def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length=30,
-             null_score_diff_threshold=0.0):
-    """Dev metrics and predictions: `(metrics dict, predictions)`."""
+             null_score_diff_threshold=0.0, na_prob_thresh=1.0):
+    """Dev metrics and predictions: `(metrics dict, predictions)`.
+
+    SQuAD v2.0 is scored as the official script with `--na-prob-file null_odds.json --na-prob-thresh
+    na_prob_thresh`: the null score differences serve as no-answer values, so the result also has
+    `best_exact`, `best_f1` and their thresholds.
+    """
     if task.startswith("squad"):
         features, examples = data.dev_extra["features"], data.dev_extra["examples"]
         logits = _predict(model, data.dev_inputs, batch_size, trim=False)
@@ -272,7 +277,10 @@ def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length
             examples, features, logits["start_logits"], logits["end_logits"], n_best_size=n_best_size,
             max_answer_length=max_answer_length, version_2=task == "squad_v2",
             null_score_diff_threshold=null_score_diff_threshold)
-        scores = metrics.squad_evaluate(data.dev_extra["dataset"], answers)
+        version_2 = task == "squad_v2"
+        scores = metrics.squad_evaluate(data.dev_extra["dataset"], answers, version_2=version_2,
+                                        na_probs=null_score_diffs if version_2 else None,
+                                        na_prob_thresh=na_prob_thresh)
         return scores, {"answers": answers, "null_score_diffs": null_score_diffs}
     outputs = _predict(model, data.dev_inputs, batch_size)
     predictions = outputs[:, 0] if task == "stsb" else outputs.argmax(axis=-1)
@@ -345,7 +353,8 @@ def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
 
 def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
              output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
-             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0, verbose=1,
+             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0,
+             na_prob_thresh=1.0, verbose=1,
              jit_compile="auto", log=None, pooling="cls", strategy=None, return_model=False):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
@@ -364,6 +373,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         max_train_examples: optional size of a seeded random training subset.
         max_eval_examples: optional number of the first dev examples to score.
         doc_stride, max_query_length, n_best_size, max_answer_length, null_score_diff_threshold: SQuAD.
+        na_prob_thresh: SQuAD v2.0 scoring, the official script's `--na-prob-thresh` (`evaluate`).
         verbose: print the mean training loss (and accuracy) after each epoch.
         jit_compile: Keras' `compile` option; XLA ("auto") makes long runs faster, False saves the compile
             time of very short ones.
@@ -401,7 +411,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
             model, result, predictions = train_and_evaluate(
                 task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, pooling=pooling,
                 n_best_size=n_best_size, max_answer_length=max_answer_length,
-                null_score_diff_threshold=null_score_diff_threshold, **setting)
+                null_score_diff_threshold=null_score_diff_threshold, na_prob_thresh=na_prob_thresh, **setting)
         runs.append(result)
         if log is not None:
             log(result)
@@ -466,6 +476,8 @@ def add_arguments(parser):
     parser.add_argument("--max-query-length", type=int, default=64, help="SQuAD: question tokens kept")
     parser.add_argument("--null-score-diff-threshold", type=float, default=0.0,
                         help="SQuAD v2.0: answer '' when the null score beats the best span by more than this")
+    parser.add_argument("--na-prob-thresh", type=float, default=1.0,
+                        help="SQuAD v2.0 scoring, as evaluate-v2.0.py with null_odds.json as --na-prob-file")
 
 
 def run(args):
@@ -478,7 +490,8 @@ def run(args):
                           output_dir=args.output_dir, grid=args.grid, max_train_examples=args.max_train_examples,
                           max_eval_examples=args.max_eval_examples, doc_stride=args.doc_stride,
                           max_query_length=args.max_query_length,
-                          null_score_diff_threshold=args.null_score_diff_threshold, pooling=args.pooling,
+                          null_score_diff_threshold=args.null_score_diff_threshold,
+                          na_prob_thresh=args.na_prob_thresh, pooling=args.pooling,
                           log=log if args.grid is not None else None)
     except (ValueError, FileNotFoundError) as error:
         print(f"bertlib finetune: error: {error}", file=sys.stderr)

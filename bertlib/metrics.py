@@ -7,8 +7,10 @@ for MRPC and QQP, accuracy for the rest. SQuAD's exact match and F1 follow the o
 """
 
 import collections
+import math
 import re
 import string
+import warnings
 
 import numpy as np
 
@@ -72,11 +74,25 @@ def matthews_corrcoef(labels, predictions):
 
 
 def pearson(labels, predictions):
-    """Pearson's linear correlation coefficient."""
+    """Pearson's linear correlation coefficient; NaN, with a warning, when it is undefined (as scipy).
+
+    It is undefined when either side is constant or holds a NaN: a model that emits NaN or one value for
+    every example must not get a score that looks like a result.
+    """
     labels, predictions = (array.astype(np.float64) for array in _as_arrays(labels, predictions))
+    if not (np.isfinite(labels).all() and np.isfinite(predictions).all()):
+        return _undefined("Pearson/Spearman correlation", "labels or predictions hold NaN or infinity")
     labels, predictions = labels - labels.mean(), predictions - predictions.mean()
     denominator = np.sqrt(np.sum(labels**2) * np.sum(predictions**2))
-    return float(np.sum(labels * predictions) / denominator) if denominator > 0 else 0.0
+    if not denominator > 0:
+        return _undefined("Pearson/Spearman correlation", "labels or predictions are constant")
+    return float(np.sum(labels * predictions) / denominator)
+
+
+def _undefined(metric, reason):
+    warnings.warn(f"{metric} is undefined: {reason}; the score is NaN. Check the model's outputs.",
+                  RuntimeWarning, stacklevel=3)
+    return float("nan")
 
 
 def average_ranks(values):
@@ -96,8 +112,10 @@ def average_ranks(values):
 
 
 def spearman(labels, predictions):
-    """Spearman's rank correlation: Pearson's correlation of the average ranks."""
+    """Spearman's rank correlation: Pearson's correlation of the average ranks; NaN (with a warning) as scipy."""
     labels, predictions = _as_arrays(labels, predictions)
+    if np.isnan(labels.astype(np.float64)).any() or np.isnan(predictions.astype(np.float64)).any():
+        return _undefined("Spearman correlation", "labels or predictions hold NaN")  # NaN has no rank
     return pearson(average_ranks(labels), average_ranks(predictions))
 
 
@@ -115,7 +133,8 @@ def compute_metrics(task, labels, predictions):
 
 def selection_score(task, metrics):
     """One number to pick hyperparameters on dev: the mean of the task's metrics (GLUE's per-task score)."""
-    return float(np.mean([metrics[name] for name in TASK_METRICS[task]]))
+    score = float(np.mean([metrics[name] for name in TASK_METRICS[task]]))
+    return score if math.isfinite(score) else -math.inf  # a NaN run is never the best one
 
 
 # SQuAD: the official evaluation scripts' definitions.
@@ -135,10 +154,14 @@ def squad_exact_match(prediction, gold):
     return int(normalize_answer(prediction) == normalize_answer(gold))
 
 
-def squad_f1(prediction, gold):
-    """Bag-of-words F1 between normalized answers; an empty answer only matches an empty answer (v2.0)."""
+def squad_f1(prediction, gold, version_2=True):
+    """Bag-of-words F1 between normalized answers.
+
+    When either answer normalizes to nothing ("", "The", "."), v2.0 scores 1 if both do and 0 otherwise;
+    v1.1 (`version_2=False`) has no such rule, so its F1 is 0 there (no word in common).
+    """
     prediction_tokens, gold_tokens = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    if not prediction_tokens or not gold_tokens:
+    if version_2 and (not prediction_tokens or not gold_tokens):
         return float(prediction_tokens == gold_tokens)
     common = collections.Counter(prediction_tokens) & collections.Counter(gold_tokens)
     overlap = sum(common.values())
@@ -148,29 +171,55 @@ def squad_f1(prediction, gold):
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_evaluate(dataset, predictions):
-    """EM and F1 in percent over every question of a SQuAD `dataset` (the JSON's "data" list).
+def squad_evaluate(dataset, predictions, version_2=None, na_probs=None, na_prob_thresh=1.0):
+    """EM and F1 in percent over every question of a SQuAD `dataset` (the JSON's "data" list), as the
+    official `evaluate-v1.1.py` and `evaluate-v2.0.py` compute them.
 
-    Each question scores the maximum over its gold answers. A question with no gold answer (v2.0) has the
-    single gold answer "" (so only the empty prediction scores). A question without a prediction scores 0.
-    The result also has `total` and, when both kinds occur, the `HasAns_*` / `NoAns_*` breakdown of
-    `evaluate-v2.0.py`.
+    Each question scores the maximum over its gold answers; a question without a prediction scores 0 (as
+    v1.1; v2.0's script leaves it out of the total, or fails on it). v1.1 compares with every gold answer as
+    written. v2.0 drops gold answers that normalize to nothing, uses "" when none is left, counts a question
+    as answerable when its `answers` list is not empty, and reports the `HasAns_*` / `NoAns_*` breakdown of
+    whichever kinds occur. With `na_probs` (question id -> no-answer probability or score, such as the
+    `null_odds.json` of `bertlib finetune`), a question whose value exceeds `na_prob_thresh` is taken as
+    answered "no answer", and `best_exact`, `best_f1` and their thresholds (the best single threshold, as
+    the official script's `find_best_thresh`) are added.
+
+    Args:
+        dataset: the "data" list.
+        predictions: dict question id -> answer text.
+        version_2: bool, or None to decide from the data (v2.0 when a question has `is_impossible` or no
+            answer).
+        na_probs: optional dict question id -> float (v2.0).
+        na_prob_thresh: float, defaults to 1.0 (the official script's default).
     """
-    exact, f1_scores, has_answer = {}, {}, {}
-    for article in dataset:
-        for paragraph in article["paragraphs"]:
-            for question in paragraph["qas"]:
-                qid = question["id"]
-                gold = [answer["text"] for answer in question["answers"] if normalize_answer(answer["text"])]
-                has_answer[qid] = bool(gold)
-                gold = gold or [""]
-                if qid not in predictions:
-                    exact[qid], f1_scores[qid] = 0, 0.0
-                    continue
-                exact[qid] = max(squad_exact_match(predictions[qid], answer) for answer in gold)
-                f1_scores[qid] = max(squad_f1(predictions[qid], answer) for answer in gold)
-    if not exact:
+    questions = [question for article in dataset for paragraph in article["paragraphs"]
+                 for question in paragraph["qas"]]
+    if not questions:
         raise ValueError("The SQuAD dataset has no questions.")
+    if version_2 is None:
+        version_2 = any("is_impossible" in question or not question["answers"] for question in questions)
+    if na_probs is not None and not version_2:
+        raise ValueError("na_probs (no-answer probabilities) apply to SQuAD v2.0 only.")
+    exact, f1_scores, has_answer = {}, {}, {}
+    for question in questions:
+        qid = question["id"]
+        gold = [answer["text"] for answer in question["answers"]]
+        has_answer[qid] = bool(gold)
+        if version_2:
+            gold = [text for text in gold if normalize_answer(text)] or [""]
+        if qid not in predictions:
+            exact[qid], f1_scores[qid] = 0, 0.0
+            continue
+        exact[qid] = max(squad_exact_match(predictions[qid], answer) for answer in gold)
+        f1_scores[qid] = max(squad_f1(predictions[qid], answer, version_2) for answer in gold)
+    raw_exact, raw_f1 = dict(exact), dict(f1_scores)
+    if na_probs is not None:
+        missing = [qid for qid in exact if qid not in na_probs]
+        if missing:
+            raise ValueError(f"na_probs has no value for {len(missing)} question(s), e.g. {missing[0]!r}.")
+        for qid in exact:
+            if na_probs[qid] > na_prob_thresh:  # predicted "no answer": right exactly when there is none
+                exact[qid] = f1_scores[qid] = float(not has_answer[qid])
 
     def summary(qids, prefix=""):
         return {f"{prefix}exact": 100.0 * sum(exact[qid] for qid in qids) / len(qids),
@@ -178,9 +227,34 @@ def squad_evaluate(dataset, predictions):
                 f"{prefix}total": len(qids)}
 
     result = summary(list(exact))
-    with_answer = [qid for qid in exact if has_answer[qid]]
-    without_answer = [qid for qid in exact if not has_answer[qid]]
-    if with_answer and without_answer:
-        result.update(summary(with_answer, "HasAns_"))
-        result.update(summary(without_answer, "NoAns_"))
+    if version_2:
+        with_answer = [qid for qid in exact if has_answer[qid]]
+        without_answer = [qid for qid in exact if not has_answer[qid]]
+        if with_answer:
+            result.update(summary(with_answer, "HasAns_"))
+        if without_answer:
+            result.update(summary(without_answer, "NoAns_"))
+    if na_probs is not None:
+        for name, scores in (("exact", raw_exact), ("f1", raw_f1)):
+            result[f"best_{name}"], result[f"best_{name}_thresh"] = _best_threshold(
+                scores, predictions, na_probs, has_answer)
     return result
+
+
+def _best_threshold(scores, predictions, na_probs, has_answer):
+    """The official `find_best_thresh`: sweep the threshold up through the sorted no-answer values.
+
+    Below every value all questions are "no answer" (score = the unanswerable ones); raising the threshold
+    past a question's value answers it: + its score if it has an answer, - 1 if it has none but a non-empty
+    prediction.
+    """
+    score = best_score = sum(not has_answer[qid] for qid in scores)
+    best_threshold = 0.0
+    for qid in sorted((qid for qid in na_probs if qid in scores), key=lambda qid: na_probs[qid]):
+        if has_answer[qid]:
+            score += scores[qid]
+        elif predictions.get(qid):
+            score -= 1
+        if score > best_score:
+            best_score, best_threshold = score, na_probs[qid]
+    return 100.0 * best_score / len(scores), float(best_threshold)

@@ -221,7 +221,7 @@ class WordPieceTokenizer:
         """Read a BERT `vocab.txt` (UTF-8, one piece per line, the line number is the id)."""
         path = Path(path)
         try:
-            lines = path.read_text(encoding="utf-8").split("\n")
+            lines = path.read_text(encoding="utf-8-sig").split("\n")
         except UnicodeDecodeError as error:
             raise ValueError(f"{path} is not a UTF-8 vocabulary file (bad byte at offset {error.start}).") from error
         if lines and lines[-1] == "":

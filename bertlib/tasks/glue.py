@@ -84,7 +84,8 @@ def glue_file(task, data_dir, split):
 
 def _read_tsv_rows(path):
     # QUOTE_NONE: GLUE sentences contain bare quote characters that are text, not CSV quoting.
-    with open(path, encoding="utf-8", newline="") as handle:
+    # "utf-8-sig" accepts a byte order mark: the MRPC files of the GLUE download start with one.
+    with open(path, encoding="utf-8-sig", newline="") as handle:
         return [row for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
 
 

@@ -45,7 +45,7 @@ def load_squad(path):
     `bertlib.metrics.squad_evaluate` scores against."""
     path = Path(path)
     try:
-        document = json.loads(existing_file(path, "a SQuAD JSON file").read_text(encoding="utf-8"))
+        document = json.loads(existing_file(path, "a SQuAD JSON file").read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON: {error}") from error
     if not isinstance(document, dict) or not isinstance(document.get("data"), list):

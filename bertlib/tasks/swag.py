@@ -30,7 +30,7 @@ def load_swag(path):
     Returns `(contexts, candidates, labels)`: n strings, n lists of 4 strings, (n,) int32.
     """
     path = Path(path)
-    with open(existing_file(path, "a SWAG CSV"), encoding="utf-8", newline="") as handle:
+    with open(existing_file(path, "a SWAG CSV"), encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in SWAG_COLUMNS if name not in (reader.fieldnames or [])]
         if missing:

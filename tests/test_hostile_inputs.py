@@ -1,0 +1,175 @@
+"""Issue 15: real files that failed, bad input that got a traceback or a wrong answer, and the references'
+edge cases (scipy, the official SQuAD scripts, the checkpoint's tokenizer.json). Each test here failed on the
+code before the fix."""
+
+import collections
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from bertlib import metrics, tasks
+
+BOM = "\ufeff"
+
+
+# Real data: byte order marks -----------------------------------------------------------------------------------
+
+def test_glue_tsv_with_a_byte_order_mark_reads(tmp_path):
+    # The MRPC train.tsv of the GLUE download starts with a UTF-8 BOM.
+    folder = tmp_path / "MRPC"
+    folder.mkdir()
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    rows = "1\t1\t2\tThe cat sat.\tA cat sat.\n0\t3\t4\tIt rained.\tThe sun shone.\n"
+    for name in ("train.tsv", "dev.tsv"):
+        (folder / name).write_text(BOM + header + rows, encoding="utf-8")
+    examples = tasks.load_glue("mrpc", tmp_path, "train")
+    assert examples.texts_a == ["The cat sat.", "It rained."]
+    assert examples.labels.tolist() == [1, 0]
+
+
+def test_squad_json_swag_csv_and_vocab_with_a_byte_order_mark_read(tmp_path):
+    squad = {"version": "v2.0", "data": [{"title": "t", "paragraphs": [{"context": "Paris is big.", "qas": [
+        {"id": "q1", "question": "What?", "answers": [{"text": "Paris", "answer_start": 0}]}]}]}]}
+    (tmp_path / "s.json").write_text(BOM + json.dumps(squad), encoding="utf-8")
+    examples, _ = tasks.load_squad(tmp_path / "s.json")
+    assert examples[0].qid == "q1"
+
+    (tmp_path / "val.csv").write_text(BOM + "sent1,sent2,ending0,ending1,ending2,ending3,label\n"
+                                      "A man,He,runs,sits,eats,sleeps,2\n", encoding="utf-8")
+    contexts, _, labels = tasks.load_swag(tmp_path / "val.csv")
+    assert contexts == ["A man"] and labels.tolist() == [2]
+
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    (tmp_path / "vocab.txt").write_text(BOM + "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncat\n", encoding="utf-8")
+    tokenizer = WordPieceTokenizer.from_vocab_file(tmp_path / "vocab.txt")
+    assert tokenizer.pad_id == 0 and tokenizer.encode("cat") == [5]
+
+
+# Metrics: NaN is loud, as scipy ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("predictions", [[1.0, float("nan"), 3.0, 4.0], [2.0, 2.0, 2.0, 2.0]],
+                         ids=["nan", "constant"])
+def test_correlations_are_nan_with_a_warning_where_scipy_gives_nan(predictions):
+    labels = [1.0, 2.0, 3.0, 5.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert math.isnan(scipy.stats.pearsonr(labels, predictions)[0])
+        assert math.isnan(scipy.stats.spearmanr(labels, predictions)[0])
+    for metric in (metrics.pearson, metrics.spearman):
+        with pytest.warns(RuntimeWarning, match="undefined"):
+            assert math.isnan(metric(labels, predictions))
+    with pytest.warns(RuntimeWarning):
+        scores = metrics.compute_metrics("stsb", labels, predictions)
+    assert metrics.selection_score("stsb", scores) == -math.inf  # a NaN run never wins a grid search
+
+
+# SQuAD scoring: the official scripts' edge cases ----------------------------------------------------------------
+
+def _squad(questions, impossible_key=True):
+    qas = []
+    for qid, answers in questions:
+        question = {"id": qid, "question": "q?", "answers": [{"text": t, "answer_start": 0} for t in answers]}
+        if impossible_key:
+            question["is_impossible"] = not answers
+        qas.append(question)
+    return [{"title": "t", "paragraphs": [{"context": "ctx", "qas": qas}]}]
+
+
+def _official_v2(dataset, predictions, na_probs=None, na_prob_thresh=1.0):
+    """evaluate-v2.0.py's main_eval, re-derived step by step from the official script (a reference)."""
+    qas = [qa for article in dataset for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+    has_ans = {qa["id"]: bool(qa["answers"]) for qa in qas}
+    exact_raw, f1_raw = {}, {}
+    for qa in qas:
+        golds = [a["text"] for a in qa["answers"] if metrics.normalize_answer(a["text"])] or [""]
+        if qa["id"] not in predictions:
+            continue  # the official script prints "Missing prediction" and skips it
+        pred = predictions[qa["id"]]
+        exact_raw[qa["id"]] = max(int(metrics.normalize_answer(g) == metrics.normalize_answer(pred))
+                                  for g in golds)
+
+        def f1(gold, pred=pred):
+            gold_toks, pred_toks = metrics.normalize_answer(gold).split(), metrics.normalize_answer(pred).split()
+            if not gold_toks or not pred_toks:
+                return int(gold_toks == pred_toks)
+            same = sum((collections.Counter(gold_toks) & collections.Counter(pred_toks)).values())
+            if same == 0:
+                return 0
+            precision, recall = same / len(pred_toks), same / len(gold_toks)
+            return 2 * precision * recall / (precision + recall)
+
+        f1_raw[qa["id"]] = max(f1(g) for g in golds)
+    probs = na_probs if na_probs is not None else {k: 0.0 for k in predictions}
+
+    def thresholded(scores):
+        return {qid: float(not has_ans[qid]) if probs[qid] > na_prob_thresh else s for qid, s in scores.items()}
+
+    exact, f1s = thresholded(exact_raw), thresholded(f1_raw)
+
+    def summary(qids):
+        return {"exact": 100.0 * sum(exact[k] for k in qids) / len(qids),
+                "f1": 100.0 * sum(f1s[k] for k in qids) / len(qids), "total": len(qids)}
+
+    out = summary(list(exact))
+    for prefix, wanted in (("HasAns", True), ("NoAns", False)):
+        qids = [k for k, v in has_ans.items() if v == wanted]
+        if qids:
+            out.update({f"{prefix}_{k}": v for k, v in summary(qids).items()})
+    if na_probs is not None:
+        for name, scores in (("exact", exact_raw), ("f1", f1_raw)):
+            cur = best = sum(1 for k in has_ans if not has_ans[k])
+            best_thresh = 0.0
+            for qid in sorted(na_probs, key=lambda k: na_probs[k]):
+                if qid not in scores:
+                    continue
+                diff = scores[qid] if has_ans[qid] else (-1 if predictions[qid] else 0)
+                cur += diff
+                if cur > best:
+                    best, best_thresh = cur, na_probs[qid]
+            out[f"best_{name}"], out[f"best_{name}_thresh"] = 100.0 * best / len(scores), best_thresh
+    return out
+
+
+def test_squad_v2_reports_has_ans_and_counts_a_gold_that_normalizes_to_empty_as_answerable():
+    dataset = _squad([("q1", ["The"]), ("q2", ["Paris"]), ("q3", ["."])])  # all answerable, v2.0 file
+    predictions = {"q1": "", "q2": "Paris", "q3": "x"}
+    result = metrics.squad_evaluate(dataset, predictions)
+    assert result == pytest.approx(_official_v2(dataset, predictions))
+    assert result["HasAns_total"] == 3 and "NoAns_total" not in result
+    # "The" and "." normalize to "": the gold becomes "" so the empty prediction scores 1, "x" scores 0.
+    assert result["exact"] == pytest.approx(200 / 3)
+
+
+def test_squad_v1_empty_prediction_against_the_scores_as_the_official_v1_script():
+    # evaluate-v1.1.py: exact_match compares normalized strings ("" == ""), f1_score counts common tokens
+    # (none) and returns 0. The v2.0 rule "both empty is a match" is not in v1.1.
+    dataset = _squad([("q1", ["The"]), ("q2", ["Paris"])], impossible_key=False)
+    result = metrics.squad_evaluate(dataset, {"q1": "", "q2": "Paris"})
+    assert result["exact"] == pytest.approx(100.0)
+    assert result["f1"] == pytest.approx(50.0)
+    assert "HasAns_exact" not in result
+
+
+def test_squad_v2_no_answer_threshold_and_best_thresholds_match_the_official_script():
+    rng = np.random.default_rng(0)
+    golds = [["Paris", "the Paris"], [], ["Rome"], [], ["blue sky"], ["The"], ["x y z"], []]
+    for trial in range(30):
+        questions = [(f"q{i}", gold) for i, gold in enumerate(golds)]
+        dataset = _squad(questions)
+        choices = ["", "Paris", "Rome", "blue", "sky blue", "x z", "the"]
+        predictions = {qid: choices[rng.integers(len(choices))] for qid, _ in questions}
+        na_probs = {qid: float(rng.choice([rng.normal(), 0.5])) for qid, _ in questions}  # ties too
+        threshold = float(rng.choice([1.0, 0.0, -0.5]))
+        result = metrics.squad_evaluate(dataset, predictions, na_probs=na_probs, na_prob_thresh=threshold)
+        assert result == pytest.approx(_official_v2(dataset, predictions, na_probs, threshold)), trial
+    # By hand: q1 "Paris" right (na 0.1), q2 no answer predicted "x" (na 0.9). Threshold 0.5: q2 is taken
+    # as "no answer" -> exact 100. Best threshold: answer nothing = 1/2; answer q1 too (thresh 0.1) = 2/2.
+    dataset = _squad([("q1", ["Paris"]), ("q2", [])])
+    result = metrics.squad_evaluate(dataset, {"q1": "Paris", "q2": "x"}, na_probs={"q1": 0.1, "q2": 0.9},
+                                    na_prob_thresh=0.5)
+    assert result["exact"] == 100.0 and result["best_exact"] == 100.0 and result["best_exact_thresh"] == 0.1
