@@ -23,9 +23,16 @@ class MaskedLMMasker:
     """Chooses the masked-LM prediction slots of a padded batch of token ids (§3.1, appendix A.1).
 
     In each row, `num_to_predict = min(max_predictions, max(1, round(n_eligible * selection_rate)))` of the
-    eligible tokens are selected (as in the original code; a row with no eligible token gets none). Eligible
-    means not in `special_token_ids` ([PAD]=0, [CLS], [SEP], ...), so specials and padding are never
-    predicted. Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
+    eligible tokens are selected (a row with no eligible token gets none, and `selection_rate=0.0` selects
+    nothing). Eligible means not in `special_token_ids` ([PAD]=0, [CLS], [SEP], ...), so specials and
+    padding are never predicted.
+
+    How this differs from the original `create_pretraining_data.py` (our choice: 15% of the tokens that can
+    be predicted): the original's budget is `round(len(tokens) * 0.15)` over the whole instance, [CLS] and
+    the [SEP]s included, so where the two counts round differently it predicts one token more (9 words:
+    round(11 * 0.15) = 2 there, round(9 * 0.15) = 1 here). A full 128-token pair gets 19 either way
+    (round(19.2), round(18.75)). The share of the words masked is 15% here, slightly more there. Its
+    `max(1, ...)` also picks one token at `masked_lm_prob=0`; here 0.0 means none. Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
     uniformly random non-special token with probability `random_token_rate` (it may, rarely, draw the
     original token, as the original code does), and left unchanged otherwise.
 
@@ -149,7 +156,8 @@ class MaskedLMMasker:
         num_eligible = eligible.sum(axis=1)  # np.rint rounds half to even, as Python 3's round
         num_to_predict = np.minimum(self.max_predictions,
                                     np.maximum(1, np.rint(num_eligible * self.selection_rate)))
-        num_to_predict = np.where(num_eligible > 0, num_to_predict, 0)  # (batch,)
+        # (batch,); no eligible token or a zero rate: nothing to predict
+        num_to_predict = np.where((num_eligible > 0) & (self.selection_rate > 0), num_to_predict, 0)
 
         # In shuffled order, a word is taken if the tokens up to its end fit in the budget.
         sorted_eligible = np.take_along_axis(eligible, order, axis=1)
@@ -226,8 +234,8 @@ def mask_tokens_loop(token_ids, masker, rng):
         row = [int(token) for token in row]
         candidates = [position for position, token in enumerate(row) if token not in masker.special_token_ids]
         rng.shuffle(candidates)
-        num_to_predict = min(masker.max_predictions,
-                             max(1, round(len(candidates) * masker.selection_rate))) if candidates else 0
+        num_to_predict = min(masker.max_predictions, max(1, round(len(candidates) * masker.selection_rate)))
+        num_to_predict = num_to_predict if candidates and masker.selection_rate > 0 else 0
         chosen = sorted(candidates[:num_to_predict])
         masked = list(row)
         for position in chosen:

@@ -173,3 +173,28 @@ def test_squad_v2_no_answer_threshold_and_best_thresholds_match_the_official_scr
     result = metrics.squad_evaluate(dataset, {"q1": "Paris", "q2": "x"}, na_probs={"q1": 0.1, "q2": 0.9},
                                     na_prob_thresh=0.5)
     assert result["exact"] == 100.0 and result["best_exact"] == 100.0 and result["best_exact_thresh"] == 0.1
+
+
+# Masking: the prediction budget of the original create_pretraining_data.py --------------------------------------
+
+def test_masking_rate_zero_selects_nothing_and_the_budget_differs_from_the_original_as_documented():
+    from bertlib.masking import MaskedLMMasker, mask_tokens_loop
+
+    cls, sep, mask = 101, 102, 103
+    specials = [0, 100, cls, sep, mask]
+    row = np.array([[cls, *range(2000, 2009), sep, 0, 0, 0]])  # 9 words + [CLS] + [SEP], then padding
+    for masker in (MaskedLMMasker(30522, mask, specials, selection_rate=0.0, seed=0),
+                   MaskedLMMasker(30522, mask, specials, selection_rate=0.0, whole_word=True,
+                                  continuation_token_ids=[], seed=0)):
+        masked = masker(row)
+        assert masked["mask_weights"].sum() == 0
+        np.testing.assert_array_equal(masked["token_ids"], row)
+    silent = MaskedLMMasker(30522, mask, specials, selection_rate=0.0, seed=0)
+    assert np.asarray(mask_tokens_loop(row, silent, np.random.default_rng(0))["mask_weights"]).sum() == 0
+
+    # The documented difference: create_pretraining_data.py's budget, min(max_predictions, max(1,
+    # int(round(len(tokens) * masked_lm_prob)))) over the whole instance, is round(11 * 0.15) = 2 here;
+    # bertlib counts the 9 tokens that can be predicted: round(1.35) = 1.
+    original_budget = min(20, max(1, int(round(11 * 0.15))))
+    masker = MaskedLMMasker(30522, mask, specials, max_predictions=20, seed=0)
+    assert masker(row)["mask_weights"].sum() == original_budget - 1
