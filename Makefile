@@ -12,7 +12,7 @@ export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test unit notebooks solutions exercises bench lint clean
+.PHONY: lab test unit notebooks full solutions exercises bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ unit: $(STAMP)
 
 notebooks: $(STAMP)
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
+
+# What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place.
+full: $(STAMP)
+	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/*.ipynb))
 
 solutions: $(STAMP)
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/

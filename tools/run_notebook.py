@@ -1,26 +1,29 @@
-"""Execute notebooks in fast mode and save them with their outputs and clean metadata.
+"""Execute notebooks and save them with their outputs, clean metadata and a record of the run.
 
-    python tools/run_notebook.py notebooks/03_masked_lm.ipynb [more.ipynb ...] [--full] [--output-dir DIR]
+    python tools/run_notebook.py --full notebooks/03_masked_lm.ipynb [more.ipynb ...] [--output-dir DIR]
 
-Notebooks are stored with the outputs of a fast-mode run (BERTLIB_FAST=1) so readers see the plots on
-GitHub. Metadata is cleaned: no execution timings, no widget state, a plain python3 kernelspec.
-Prints each notebook's wall time and its slowest cells; fails (and saves nothing in place) if a cell raises.
-With --output-dir the executed copy goes there instead, also when a cell failed, so a full-mode run
-(`--full --output-dir full_runs`) can be read afterwards without touching the stored fast-mode outputs.
+The stored notebooks carry the outputs of a full run (`--full`, what a learner gets from Run All; `make full`
+runs the whole course this way). Without `--full` the notebook runs in fast mode (BERTLIB_FAST=1, what CI
+runs). Each saved notebook records how its outputs were made in its metadata:
+`"bertlib": {"run": {"mode": "full" | "fast", "date": ..., "seconds": ..., "commit": ...}}`, which
+tests/test_notebook_evidence.py checks. Metadata is otherwise cleaned: no execution timings, no widget state,
+a plain python3 kernelspec. Prints each notebook's wall time and its slowest cells; fails (and saves nothing
+in place) if a cell raises. With --output-dir the executed copy goes there instead, also when a cell failed.
 """
 
 import argparse
 import os
 import re
+import subprocess
 import sys
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator"}
+KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator", "bertlib"}
 # TensorFlow's C++ start-up lines (absl, oneDNN, CUDA probing) are printed before any setting can hide them.
 NOISE = re.compile(r"^(WARNING: All log messages before absl|[IWE]\d{4} |To enable the following instructions|"
                    r"Could not find cuda drivers)")
@@ -52,6 +55,25 @@ def clean(notebook):
     return notebook
 
 
+def commit_of(path):
+    """The commit the notebook ran at, with "+changes" when the working tree differed from it."""
+    folder = Path(path).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "bertlib",
+                                  str(Path(path).resolve())], cwd=folder, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if changed else "")
+
+
+def run_record(fast, seconds, commit):
+    return {"mode": "fast" if fast else "full", "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2)}
+
+
 def run(path, fast=True, timeout=900, output_dir=None):
     notebook = nbformat.read(path, as_version=4)
     os.environ["BERTLIB_FAST"] = "1" if fast else "0"
@@ -59,12 +81,14 @@ def run(path, fast=True, timeout=900, output_dir=None):
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=True,
                             resources={"metadata": {"path": str(Path(path).parent)}})
     target = Path(output_dir) / Path(path).name if output_dir else Path(path)
+    commit = commit_of(path)  # before the run: the code that made the outputs
     start = time.perf_counter()
     try:
         client.execute()
     finally:
         elapsed = time.perf_counter() - start
         report_slowest_cells(notebook)
+        notebook.metadata["bertlib"] = {"run": run_record(fast, elapsed, commit)}
         if output_dir:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, target)

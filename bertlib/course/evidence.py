@@ -1,0 +1,369 @@
+"""What a chapter shows as evidence: score lines, a shared tiny pretrained model, spreads over seeds.
+
+- `score_line` prints a score beside the figure it must beat, in one fixed format that
+  `tests/test_notebook_evidence.py` reads back from the stored notebooks (a printed score at or below its
+  majority or chance figure is a contradiction that test fails on).
+- `tiny_pretrained` pretrains a tiny BERT once and keeps it on disk, keyed by every setting, so chapters 03,
+  04, 05 and 08 share one model per variant instead of each pretraining its own.
+- `spread` and `show_spread` report an ablation over seeds as a median and a range, in a table and a plot;
+  a direction is claimed only where the range excludes zero.
+- `timing_claim` asserts a wall-clock comparison only in full mode, where one notebook runs alone; in fast
+  mode (CI, cores shared) it only prints.
+"""
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from bertlib import course
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock; the atomic rename alone keeps the cache whole
+    fcntl = None
+
+# The one format of a score line; tests/test_notebook_evidence.py parses it, keep the two in step.
+SCORE_FORMAT = "{name}: {value:.1%} ({baseline_name} {baseline:.1%})"
+NOT_ABOVE_SUFFIX = "; not above it, as this experiment expects"
+
+
+def _check_number(what, value):
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a number, got {value!r}.") from None
+    if math.isnan(number):
+        raise ValueError(f"{what} is NaN: a run that produced NaN has no score. Check the loss curve for "
+                         "divergence (a smaller learning rate, or float32 precision).")
+    return number
+
+
+def score_line(name, value, baseline, baseline_name="majority", above=True, margin=None):
+    """Print `name: 57.6% (majority 53.4%)` and return `value`.
+
+    Args:
+        name: str, what was measured, e.g. "QNLI dev accuracy" (no colon in it).
+        value: float in [0, 1], the score.
+        baseline: float in [0, 1], the figure it is read against (majority class, chance).
+        baseline_name: str, defaults to "majority" ("chance", "left context only", ...).
+        above: bool, defaults to True: the line presents the score as beating its baseline. False for an
+            experiment whose point is a score at chance (e.g. a model that learned to copy); the line then
+            says so, and the evidence test does not read it as a result.
+        margin: float or None. If given (and `above`), assert `value >= baseline + margin`: the claim is
+            checked in the mode that runs, not only printed.
+    """
+    if ":" in name:
+        raise ValueError(f"score_line name {name!r} must not contain ':' (the line is parsed at the colon).")
+    value = _check_number(f"score {name!r}", value)
+    baseline = _check_number(f"baseline {baseline_name!r} of {name!r}", baseline)
+    for what, number in (("score", value), ("baseline", baseline)):
+        if not 0.0 <= number <= 1.0:
+            raise ValueError(f"{what} of {name!r} must be a fraction in [0, 1], got {number!r}.")
+    line = SCORE_FORMAT.format(name=name, value=value, baseline_name=baseline_name, baseline=baseline)
+    if not above:
+        line = line[:-1] + NOT_ABOVE_SUFFIX + ")"
+    print(line, flush=True)
+    if margin is not None and above:
+        assert value >= baseline + margin, (
+            f"{name}: {value:.1%} does not beat the {baseline_name} figure {baseline:.1%} by the margin "
+            f"{margin:.1%} this chapter claims.")
+    return value
+
+
+class Spread(NamedTuple):
+    """Median and range of one quantity over seeds."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    @property
+    def excludes_zero(self):
+        """True when every seed agrees on the sign (the range does not contain 0)."""
+        return self.low > 0 or self.high < 0
+
+    @property
+    def direction(self):
+        """+1 or -1 where the range excludes zero, else 0 (no measurable difference)."""
+        return 0 if not self.excludes_zero else (1 if self.low > 0 else -1)
+
+
+def spread(values):
+    """`Spread(median, low, high, count)` of a list of numbers; NaN is an error, not a value."""
+    import numpy as np
+
+    values = [_check_number("spread value", value) for value in values]
+    if not values:
+        raise ValueError("spread() needs at least one value.")
+    return Spread(float(np.median(values)), min(values), max(values), len(values))
+
+
+def describe(spread_, unit="points", higher="higher", lower="lower"):
+    """The sentence a chapter may write about one spread: a direction only where the range excludes 0."""
+    text = f"median {spread_.median:+.1f} {unit}, range {spread_.low:+.1f} to {spread_.high:+.1f} over {spread_.count} seeds"
+    if spread_.direction > 0:
+        return f"{higher} ({text})"
+    if spread_.direction < 0:
+        return f"{lower} ({text})"
+    return f"no measurable difference at this scale ({text})"
+
+
+def show_spread(differences, title, ylabel, unit="points", ax=None):
+    """Print a table of median and range per row and plot them; returns `{row: Spread}`.
+
+    Args:
+        differences: dict, row name -> list of values over seeds (usually a difference to a reference run,
+            so that 0 means "no effect").
+        title, ylabel: str, for the plot.
+        unit: str, printed after the numbers.
+        ax: an optional matplotlib axis (else a new figure, shown).
+    """
+    import matplotlib.pyplot as plt
+
+    spreads = {name: spread(values) for name, values in differences.items()}
+    width = max(len(name) for name in spreads)
+    print(f"{'':<{width}}  {'median':>8}  {'range':>17}  seeds  reading")
+    for name, s in spreads.items():
+        reading = "range excludes 0" if s.excludes_zero else "range includes 0"
+        print(f"{name:<{width}}  {s.median:>+8.1f}  {s.low:>+7.1f} to {s.high:<+7.1f}  {s.count:>5}  {reading}")
+    own_figure = ax is None
+    if own_figure:
+        _, ax = plt.subplots(figsize=(max(5, 1.2 * len(spreads) + 2), 3.6))
+    names = list(spreads)
+    for index, name in enumerate(names):
+        ax.scatter([index] * len(differences[name]), differences[name], color="gray", s=12, zorder=2)
+        s = spreads[name]
+        ax.errorbar(index, s.median, yerr=[[s.median - s.low], [s.high - s.median]], fmt="o", color="C0",
+                    capsize=6, zorder=3, label="median and range" if index == 0 else None)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    if own_figure:
+        plt.tight_layout()
+        plt.show()
+    return spreads
+
+
+def timing_claim(holds, description):
+    """Assert a wall-clock claim only in full mode (one notebook alone on the machine); print it always.
+
+    In fast mode (CI) other jobs share the cores, so a measured time says little; assert counted work
+    (FLOPs, positions computed) instead and show the time beside it.
+    """
+    verdict = "holds" if holds else "does NOT hold"
+    print(f"timing: {description}: {verdict} in this run"
+          + ("" if not course.FAST else " (reported only: fast mode shares the machine)"), flush=True)
+    if not course.FAST:
+        assert holds, f"timing claim failed in full mode: {description}"
+    return bool(holds)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The shared tiny pretrained model
+
+TINY_DEFAULTS = {
+    "corpus": "python-docs",       # bertlib.corpora.python_docs(), embedded in the package
+    "vocabulary_size": 2000,        # WordPiece trained on the corpus; None = BERT's real uncased vocabulary
+    "num_layers": 2,
+    "hidden_dim": 64,
+    "num_heads": 2,
+    "seq_length": 64,
+    "max_predictions": 10,          # 15% of 64 tokens
+    "batch_size": 32,
+    "steps": 1000,
+    "learning_rate": 2e-3,
+    "warmup_fraction": 0.1,
+    "next_sentence": True,
+    "mask_token_rate": 0.8,         # the paper's MASK / SAME / RND = 80 / 10 / 10 (A.4.6)
+    "random_token_rate": 0.1,
+    "dropout": 0.1,
+    "seed": 0,
+    "precision": "float32",
+}
+# The library files a cached model depends on: a change to any of them retrains.
+_SOURCES = ("config.py", "layers.py", "model.py", "masking.py", "nsp.py", "data.py", "tokenizer.py",
+            "training.py", "corpora.py", "course/evidence.py")
+
+
+class TinyModel(NamedTuple):
+    """A pretrained tiny model: `pretrainer` (with its heads), `backbone`, `tokenizer`, `config`, the
+    `settings` it was trained with, `history` (per-interval metrics), `path` and whether it came `cached`."""
+
+    pretrainer: object
+    backbone: object
+    tokenizer: object
+    config: object
+    settings: dict
+    history: dict
+    path: Path
+    cached: bool
+
+
+def cache_root():
+    """`$BERTLIB_CACHE/models`, else `~/.cache/bertlib/models`."""
+    base = os.environ.get("BERTLIB_CACHE")
+    return (Path(base) if base else Path.home() / ".cache" / "bertlib") / "models"
+
+
+def tiny_settings(**settings):
+    """All settings of a tiny model, defaults filled in; unknown names are an error."""
+    unknown = sorted(set(settings) - set(TINY_DEFAULTS))
+    if unknown:
+        raise TypeError(f"tiny_pretrained() got unknown setting(s) {unknown}; known: {sorted(TINY_DEFAULTS)}.")
+    return {**TINY_DEFAULTS, **settings}
+
+
+def tiny_key(settings):
+    """The cache key: a hash of the settings and of the library code that trains the model."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    for name in _SOURCES:
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def tiny_pretrained(verbose=True, **settings):
+    """A tiny BERT pretrained with masked LM (+ NSP) on the embedded corpus, trained once and cached.
+
+    The first call with given settings pretrains (seconds to minutes on a CPU) and saves the model under
+    `cache_root()/<key>/`; later calls, in this process or another (a later notebook, a parallel pytest
+    worker), load it. Two processes asking for the same model at once: one trains, the other waits on a file
+    lock and then loads, and the folder appears by an atomic rename, never half-written.
+
+    Args:
+        verbose: bool, print one line saying what was loaded or trained.
+        **settings: any of `TINY_DEFAULTS` (corpus, vocabulary_size, num_layers, hidden_dim, num_heads,
+            seq_length, max_predictions, batch_size, steps, learning_rate, warmup_fraction, next_sentence,
+            mask_token_rate, random_token_rate, dropout, seed, precision).
+
+    Returns:
+        TinyModel.
+    """
+    settings = tiny_settings(**settings)
+    for name in ("steps", "batch_size", "seq_length", "num_layers", "hidden_dim", "num_heads", "max_predictions"):
+        if not isinstance(settings[name], int) or isinstance(settings[name], bool) or settings[name] < 1:
+            raise ValueError(f"tiny_pretrained: {name} must be a positive integer, got {settings[name]!r}.")
+    if settings["mask_token_rate"] + settings["random_token_rate"] > 1:
+        raise ValueError("tiny_pretrained: mask_token_rate + random_token_rate must be at most 1, got "
+                         f"{settings['mask_token_rate']} + {settings['random_token_rate']}.")
+    target = cache_root() / tiny_key(settings)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this process dies
+        cached = (target / "settings.json").exists()
+        if not cached:
+            started = time.perf_counter()
+            staging = target.parent / f".{target.name}.{os.getpid()}.tmp"
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir()
+            try:
+                _pretrain_into(staging, settings)
+                (staging / "seconds.txt").write_text(f"{time.perf_counter() - started:.1f}\n")
+                if not (target / "settings.json").exists():  # (without a lock another process may have won)
+                    shutil.rmtree(target, ignore_errors=True)
+                    os.replace(staging, target)  # the finished folder appears at once
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    model = _load(target, settings, cached)
+    if verbose:
+        last = {name: values[-1] for name, values in model.history.items()}
+        what = "loaded from the cache" if cached else f"pretrained in {(target / 'seconds.txt').read_text().strip()} s"
+        print(f"tiny model ({settings['num_layers']} layers, H={settings['hidden_dim']}, "
+              f"{'MLM + NSP' if settings['next_sentence'] else 'MLM only'}, {settings['steps']} steps, "
+              f"seed {settings['seed']}): {what}; last interval "
+              + ", ".join(f"{name} {value:.3f}" for name, value in last.items() if "accuracy" in name), flush=True)
+    return model
+
+
+def _tokenizer_for(settings, documents, folder):
+    from bertlib import data, tokenizer
+
+    if settings["vocabulary_size"] is None:
+        return data.default_tokenizer()
+    vocabulary = tokenizer.train_wordpiece_vocab([sentence for document in documents for sentence in document],
+                                                 settings["vocabulary_size"])
+    tokenizer.write_vocabulary(vocabulary, folder / "vocab.txt")
+    return tokenizer.WordPieceTokenizer(vocabulary)
+
+
+def _documents(corpus):
+    from bertlib import corpora
+
+    if corpus != "python-docs":
+        raise ValueError(f"tiny_pretrained: corpus must be 'python-docs' (embedded), got {corpus!r}.")
+    return corpora.python_docs()
+
+
+def _pretrain_into(folder, settings):
+    import keras
+
+    from bertlib import data, training
+    from bertlib.config import BertConfig
+    from bertlib.masking import MaskedLMMasker
+    from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
+
+    documents = _documents(settings["corpus"])
+    tokenizer = _tokenizer_for(settings, documents, folder)
+    previous_policy = keras.config.dtype_policy()
+    try:
+        training.set_precision(settings["precision"])
+        config = BertConfig(num_layers=settings["num_layers"], num_heads=settings["num_heads"],
+                            hidden_dim=settings["hidden_dim"], intermediate_dim=4 * settings["hidden_dim"],
+                            vocabulary_size=tokenizer.vocabulary_size, dropout=settings["dropout"],
+                            max_sequence_length=max(128, settings["seq_length"]))
+        arrays = data.build_pretraining_arrays(documents, tokenizer, max_seq_length=settings["seq_length"],
+                                               seed=settings["seed"])
+        masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=settings["max_predictions"],
+                                               mask_token_rate=settings["mask_token_rate"],
+                                               random_token_rate=settings["random_token_rate"])
+        steps = settings["steps"]
+        keras.utils.set_random_seed(settings["seed"])
+        pretrainer = BertPretrainer(BertBackbone(config), next_sentence=settings["next_sentence"])
+        pretrainer.compile(optimizer=training.make_optimizer(
+            settings["learning_rate"], max(1, int(steps * settings["warmup_fraction"])), steps))
+        dataset = data.pretraining_dataset(arrays, settings["batch_size"], masker, seed=settings["seed"]).map(
+            lambda features: pretraining_batch(features, next_sentence=settings["next_sentence"]))
+        intervals = 10 if steps % 10 == 0 else 1
+        history = pretrainer.fit(dataset, steps_per_epoch=steps // intervals, epochs=intervals, verbose=0,
+                                 shuffle=False).history
+        # One output: Keras says "accuracy"; two: "mlm_logits_accuracy" and "nsp_logits_accuracy".
+        history = {("mlm_accuracy" if name in ("accuracy", "mlm_logits_accuracy") else
+                    "nsp_accuracy" if name == "nsp_logits_accuracy" else name): [float(v) for v in values]
+                   for name, values in history.items()}
+        for name, values in history.items():
+            if any(math.isnan(value) for value in values):
+                raise ValueError(f"tiny_pretrained: {name} became NaN during pretraining with {settings}; "
+                                 "try a smaller learning_rate.")
+        pretrainer.save(folder / "pretrainer.keras")
+        (folder / "history.json").write_text(json.dumps(history))
+        (folder / "config.json").write_text(json.dumps(config.to_dict()))
+        (folder / "settings.json").write_text(json.dumps(settings, sort_keys=True, indent=1))  # written last
+    finally:
+        keras.config.set_dtype_policy(previous_policy)
+
+
+def _load(folder, settings, cached):
+    import keras
+
+    from bertlib import data, tokenizer
+    from bertlib.config import BertConfig
+
+    import bertlib.model  # noqa: F401  (registers the layers for loading)
+
+    if (folder / "vocab.txt").exists():
+        model_tokenizer = tokenizer.WordPieceTokenizer.from_vocab_file(folder / "vocab.txt")
+    else:
+        model_tokenizer = data.default_tokenizer()
+    pretrainer = keras.saving.load_model(folder / "pretrainer.keras", compile=False)
+    config = BertConfig(**json.loads((folder / "config.json").read_text()))
+    history = json.loads((folder / "history.json").read_text())
+    return TinyModel(pretrainer, pretrainer.backbone, model_tokenizer, config, settings, history, folder, cached)

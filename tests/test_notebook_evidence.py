@@ -1,0 +1,281 @@
+"""The evidence a learner sees in the stored notebooks (issue 10).
+
+(a) every chapter notebook stores the outputs of a full run (`tools/run_notebook.py --full`, `make full`),
+    recorded in its metadata, and no error output;
+(b) no stored output contradicts itself: a printed score at or below the majority or chance figure printed
+    beside it fails (the `bertlib.course.evidence.score_line` format, and "accuracy X ... chance/majority Y"
+    lines);
+(c) no assertion of a claim hides behind `if not FAST:` (CI runs the fast mode and would never check it);
+(d) no assertion on wall-clock time: timings are shown, and asserted only through
+    `evidence.timing_claim`, which asserts in full mode alone.
+
+The checkers are tested first on small known-bad and known-good inputs, so a checker that cannot fail shows.
+"""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bertlib.course import evidence
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+# ---------------------------------------------------------------------------------------------------------
+# Readers of a stored notebook
+
+
+def load(path):
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def code_cells(notebook):
+    return [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def source_of(cell):
+    text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    # IPython magics and shell escapes are not Python; blank them (keeping line numbers).
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines())
+
+
+def output_text(cell):
+    parts = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream":
+            text = output.get("text", "")
+        else:
+            text = output.get("data", {}).get("text/plain", "")
+        parts.append("".join(text) if isinstance(text, list) else text)
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# (b) contradictions in printed scores
+
+NUMBER = r"\d+(?:\.\d+)?%|\b[01]\.\d+\b"
+SCORE_LINE = re.compile(r"^(?P<name>[^:\n]+): (?P<value>\d+(?:\.\d+)?)% \((?P<baseline_name>[^()\n]*?) "
+                        r"(?P<baseline>\d+(?:\.\d+)?)%(?P<suffix>[^()\n]*)\)\s*$")
+BASELINE_WORD = re.compile(r"\b(chance|majority)\b", re.IGNORECASE)
+
+
+def fraction(text):
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+def contradictions(text):
+    """Lines of `text` where a score is printed at or below the baseline printed beside it."""
+    found = []
+    for line in text.splitlines():
+        match = SCORE_LINE.match(line.strip())
+        if match:
+            if match["suffix"] == evidence.NOT_ABOVE_SUFFIX:
+                continue  # the line itself says the score is not above its baseline, and why
+            if float(match["value"]) <= float(match["baseline"]):
+                found.append(line.strip())
+            continue
+        accuracy = re.search(r"\baccuracy\b", line, re.IGNORECASE)
+        baseline_word = BASELINE_WORD.search(line, accuracy.end()) if accuracy else None
+        if not baseline_word:
+            continue
+        value = re.search(NUMBER, line[accuracy.end():baseline_word.start()])
+        baseline = re.search(NUMBER, line[baseline_word.end():])
+        if value and baseline and fraction(value[0]) <= fraction(baseline[0]):
+            found.append(line.strip())
+    return found
+
+
+def test_contradiction_check_reads_both_formats():
+    # The stored lines of issue 10 (chapters 04 and 08 before the fix) must be caught...
+    assert contradictions("NSP accuracy on 3888 fresh pairs after 120 steps: 49.8% (chance 50%; the paper's "
+                          "final model: 97-98%, §3.4)")
+    assert contradictions("no keep branch: cloze accuracy 2% (chance 2.5%): it had not started to learn yet")
+    assert contradictions("QNLI accuracy (with NSP): 46.6% (majority 53.4%)")
+    assert contradictions("SST-2 dev accuracy 0.509 on 872 sentences (always answering the majority class "
+                          "would score 0.509)")
+    # ...and honest lines must pass.
+    assert not contradictions("QNLI dev accuracy: 57.6% (majority 53.4%)")
+    assert not contradictions("SST-2 dev accuracy 0.751 on 872 sentences after 4,000 training sentences "
+                              "(always answering the majority class would score 0.509; BERT_BASE: 93.5)")
+    assert not contradictions("majority class     dev accuracy 0.505")
+    assert not contradictions("copy model: 6.0% (chance 6.3%" + evidence.NOT_ABOVE_SUFFIX + ")")
+
+
+def test_score_line_is_what_the_check_parses(capsys):
+    assert evidence.score_line("QNLI dev accuracy", 0.576, 0.534) == 0.576
+    assert evidence.score_line("NSP accuracy", 0.49, 0.5, "chance", above=False) == 0.49
+    evidence.score_line("NSP on fresh pairs", 0.48, 0.5, "chance")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "QNLI dev accuracy: 57.6% (majority 53.4%)"
+    assert [bool(contradictions(line)) for line in lines] == [False, False, True]
+    with pytest.raises(ValueError, match="NaN"):
+        evidence.score_line("QNLI dev accuracy", float("nan"), 0.534)
+    with pytest.raises(AssertionError, match="margin"):
+        evidence.score_line("QNLI dev accuracy", 0.55, 0.534, margin=0.05)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# (c) assertions that only full mode runs, (d) assertions on wall-clock time
+
+def _mentions_fast(node):
+    return (isinstance(node, ast.Name) and node.id == "FAST") or (isinstance(node, ast.Attribute)
+                                                                  and node.attr == "FAST")
+
+
+def _full_only(test):  # true only when FAST is off
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _mentions_fast(test.operand)
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(map(_full_only, test.values))
+
+
+def _fast_only(test):
+    if _mentions_fast(test):
+        return True
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(map(_fast_only, test.values))
+
+
+def _is_assertion(node):
+    if isinstance(node, ast.Assert):
+        return True
+    if isinstance(node, ast.Call):
+        function = node.func
+        name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
+        return name.startswith("assert")
+    return False
+
+
+def _assertions_in(statements):
+    return [node for statement in statements for node in ast.walk(statement) if _is_assertion(node)]
+
+
+def full_mode_only_assertions(source):
+    """Line numbers of assertions that run only when FAST is off."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            hidden = []
+            if _full_only(node.test):
+                hidden += _assertions_in(node.body if isinstance(node, ast.If) else [node.body])
+            if _fast_only(node.test):
+                hidden += _assertions_in(node.orelse if isinstance(node, ast.If) else [node.orelse])
+            lines += [assertion.lineno for assertion in hidden]
+    return sorted(set(lines))
+
+
+CLOCKS = {"perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "process_time", "timeit", "repeat"}
+TIMING_NAME = re.compile(r"seconds|elapsed|duration|wall|timing|speedup|per_second", re.IGNORECASE)
+
+
+def _reads_clock(node):
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            function = call.func
+            if (isinstance(function, ast.Attribute) and function.attr in CLOCKS
+                    and isinstance(function.value, ast.Name) and function.value.id in {"time", "timeit"}):
+                return True
+            if isinstance(function, ast.Name) and function.id in {"perf_counter", "perf_counter_ns", "monotonic"}:
+                return True
+    return False
+
+
+def _names(node):
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def _targets(node):
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
+
+
+def timing_assertions(sources):
+    """(cell index, line) of assertions that read a wall-clock measurement, across a notebook's cells.
+
+    A name is a timing if its value comes from a clock (time.perf_counter() ...), from another timing, or if
+    its name says so (seconds, elapsed, ...). `evidence.timing_claim` is the allowed way to assert one.
+    """
+    trees = [ast.parse(source) for source in sources]
+    tainted = set()
+    changed = True
+    while changed:  # to a fixed point: values flow between cells and around loops
+        changed = False
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    if _reads_clock(node.value) or _names(node.value) & tainted:
+                        new = set().union(*(_targets(target) for target in targets)) - tainted
+                        tainted |= new
+                        changed |= bool(new)
+                elif isinstance(node, (ast.For, ast.comprehension)) and (_names(node.iter) & tainted):
+                    new = _targets(node.target) - tainted
+                    tainted |= new
+                    changed |= bool(new)
+    found = []
+    for index, tree in enumerate(trees):
+        for node in ast.walk(tree):
+            if _is_assertion(node):
+                names = _names(node)
+                if names & tainted or any(TIMING_NAME.search(name) for name in names) or _reads_clock(node):
+                    found.append((index, node.lineno))
+    return found
+
+
+def test_fast_guard_check_catches_hidden_assertions():
+    old_04 = "assert 0.0 <= nsp_accuracy <= 1.0\nif not FAST:  # too short\n    assert nsp_accuracy > 0.6\n"
+    assert full_mode_only_assertions(old_04) == [3]
+    assert full_mode_only_assertions("if not course.FAST and x:\n    np.testing.assert_allclose(a, b)\n") == [2]
+    assert full_mode_only_assertions("if FAST:\n    n = 1\nelse:\n    assert n > 3\n") == [4]
+    assert full_mode_only_assertions("if FAST:\n    assert n > 3\nassert m\n") == []
+    assert full_mode_only_assertions("STEPS = course.pick(fast=10, full=100)\nassert STEPS > 0\n") == []
+
+
+def test_timing_check_catches_wall_clock_assertions():
+    old_05 = ["import time\nstart = time.perf_counter()\nf()\nparts = {'a': time.perf_counter() - start}\n",
+              "ratios = {k: parts[k] / base for k in parts}\n", "assert ratios['attention scores'] > 8\n"]
+    assert timing_assertions(old_05) == [(2, 1)]
+    assert timing_assertions(["t0 = time.time()\n", "for x in [t0]:\n    y = x\n", "assert y < 1\n"]) == [(2, 1)]
+    assert timing_assertions(["assert elapsed_seconds < 60\n"]) == [(0, 1)]
+    counted = ["flops = 2 * n * d\nstart = time.perf_counter()\nseconds = time.perf_counter() - start\n",
+               "assert flops > 100\nevidence.timing_claim(seconds < 1, 'fast enough')\n"]
+    assert timing_assertions(counted) == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The stored notebooks
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_stored_outputs_come_from_a_full_run(path):
+    notebook = load(path)
+    run = notebook["metadata"].get("bertlib", {}).get("run", {})
+    assert run.get("mode") == "full", (
+        f"{path.name}: its stored outputs are not from a full run (metadata bertlib.run = {run or 'missing'}). "
+        f"Re-run it with `python tools/run_notebook.py --full {path.relative_to(path.parents[1])}` (or `make full`).")
+    assert run.get("date") and run.get("commit") and run.get("seconds", 0) > 0, run
+    errors = [index for index, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"
+              and any(output.get("output_type") == "error" for output in cell.get("outputs", []))]
+    assert not errors, f"{path.name}: cells {errors} stored an error output"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_printed_score_contradicts_its_baseline(path):
+    found = [(index, line) for index, cell in enumerate(load(path)["cells"]) if cell["cell_type"] == "code"
+             for line in contradictions(output_text(cell))]
+    assert not found, (f"{path.name}: a printed score is at or below the baseline printed beside it "
+                       f"(cell index, line): {found}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_claim_is_asserted_only_in_full_mode(path):
+    found = [(index, line) for index, cell in enumerate(load(path)["cells"]) if cell["cell_type"] == "code"
+             for line in full_mode_only_assertions(source_of(cell))]
+    assert not found, (f"{path.name}: assertions under `if not FAST` never run in CI (cell index, line): {found}. "
+                       "Assert the claim on a smaller experiment in fast mode instead.")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_wall_clock_assertion(path):
+    cells = [cell for cell in load(path)["cells"] if cell["cell_type"] == "code"]
+    found = timing_assertions([source_of(cell) for cell in cells])
+    assert not found, (f"{path.name}: assertions on measured time (code cell number, line): {found}. Assert "
+                       "counted work, and wall-clock claims only through evidence.timing_claim.")
