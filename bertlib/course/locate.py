@@ -1,0 +1,526 @@
+"""Where does a learner's layer first depart from bertlib's? The first-divergence locator.
+
+`first_divergence(learner, reference, inputs)` runs a learner's layer and bertlib's reference on the same input,
+with the same weights, and walks the reference's steps in order (embeddings -> Q/K/V -> scores -> softmax ->
+context -> output projection -> residual + LayerNorm -> feed-forward -> block output). It returns the first step
+where the two differ beyond tolerance, with the shapes, the largest difference and a hint; `None` when they agree.
+
+How the learner's intermediate values are read, from the most to the least precise:
+
+- a callable that returns a dict of named intermediates (the names of `steps(reference)`; any subset, the last
+  one should be the output), e.g. `{"scores": ..., "probabilities": ..., "output": ...}`;
+- a Keras layer or model built like bertlib's (same sublayer names, e.g. a subclass with one method changed):
+  its sublayers' outputs are recorded while it runs, and the reference's weights are copied into it first;
+- a callable that returns only the output: then only the output is compared.
+
+The reference side is traced in numpy (float64) from the reference layer's own weights; the tests check that the
+trace ends on exactly what the layer's `call` returns. Hints are not guesses: each known mistake (no padding mask,
+the tanh GELU, a transposed kernel, ...) is replayed on the reference, and a hint is given when the learner's
+values equal that replay. Where none matches, the hint describes what is off (for probabilities: the row sums and
+the weight on padded keys).
+
+Example:
+>>> layer = bertlib.MultiHeadSelfAttention(hidden_dim=8, num_heads=2, dropout=0.0)
+>>> print(first_divergence(my_attention, layer, (x, padding_mask)))   # my_attention(x, padding_mask) -> dict
+✘ First divergence at `probabilities` (step 3 of 5): ...
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# The steps of each reference layer, in the order they are computed. A block's attention steps are prefixed.
+ATTENTION_STEPS = ("query_key_value", "scores", "probabilities", "context", "output")
+BLOCK_STEPS = tuple(f"attention.{step}" for step in ATTENTION_STEPS) + (
+    "attention_layer_norm", "intermediate", "activation", "ffn_output", "output")
+EMBEDDING_STEPS = ("sum", "output")
+MLM_HEAD_STEPS = ("transform", "activation", "layer_norm", "logits")
+
+# Sublayer paths (as recorded from a Keras learner built like bertlib's) -> step names.
+_SUBLAYER_STEPS = {
+    "MultiHeadSelfAttention": {"query_key_value": "query_key_value", "output": "output"},
+    "TransformerEncoderBlock": {"self_attention/query_key_value": "attention.query_key_value",
+                                "self_attention/output": "attention.output", "self_attention": "attention.output",
+                                "attention_layer_norm": "attention_layer_norm", "intermediate": "intermediate",
+                                "output": "ffn_output", "output_layer_norm": "output"},
+    "BertEmbedding": {"layer_norm": "output"},
+    "MaskedLMHead": {"transform": "transform", "layer_norm": "layer_norm"},
+}
+
+
+@dataclass
+class Divergence:
+    """The first step where a learner's values leave the reference's.
+
+    Attributes: `step` (name), `index` (1-based position among the reference's steps), `total_steps`,
+    `matched` (the steps compared before it, all equal), `learner_shape`, `reference_shape`,
+    `max_difference` (None when the shapes differ), `where` (index of the largest difference), `hint`.
+    """
+
+    step: str
+    index: int
+    total_steps: int
+    matched: list = field(default_factory=list)
+    learner_shape: tuple = None
+    reference_shape: tuple = None
+    max_difference: float = None
+    where: tuple = None
+    hint: str = ""
+
+    def __str__(self):
+        lines = [f"✘ First divergence at `{self.step}` (step {self.index} of {self.total_steps})."]
+        lines.append("  Matches up to: " + (", ".join(self.matched) if self.matched else "nothing compared before it"))
+        lines.append(f"  Shapes:        yours {self.learner_shape}, reference {self.reference_shape}")
+        if self.max_difference is not None:
+            lines.append(f"  Largest difference: {self.max_difference:.3g} at index {self.where}")
+        if self.hint:
+            lines.append(f"  Hint:          {self.hint}")
+        return "\n".join(lines)
+
+
+def steps(reference):
+    """The names of the steps `first_divergence` compares for a reference layer, in order."""
+    kind = _kind(reference)
+    if kind == "BertBackbone":
+        names = [f"embedding.{step}" for step in EMBEDDING_STEPS]
+        for index in range(reference.config.num_layers):
+            names += [f"encoder_block_{index}.{step}" for step in BLOCK_STEPS]
+        return tuple(names) + ("sequence_output", "pooled_output")
+    return {"MultiHeadSelfAttention": ATTENTION_STEPS, "TransformerEncoderBlock": BLOCK_STEPS,
+            "BertEmbedding": EMBEDDING_STEPS, "MaskedLMHead": MLM_HEAD_STEPS}[kind]
+
+
+def trace(reference, inputs, mistake=None):
+    """The reference's intermediate values on `inputs`, step by step, in numpy float64: an ordered dict.
+
+    `mistake` replays one known mistake (a key of `MISTAKES`) instead of the correct computation.
+    """
+    kind = _kind(reference)
+    args, kwargs = _as_arguments(inputs)
+    if kind == "MultiHeadSelfAttention":
+        x, padding_mask = _input(args, kwargs, 0, "x"), _input(args, kwargs, 1, "padding_mask", None)
+        return _trace_attention(reference, _array(x), padding_mask, mistake)
+    if kind == "TransformerEncoderBlock":
+        x, padding_mask = _input(args, kwargs, 0, "x"), _input(args, kwargs, 1, "padding_mask", None)
+        return _trace_block(reference, _array(x), padding_mask, mistake)
+    if kind == "BertEmbedding":
+        token_ids, segment_ids = _input(args, kwargs, 0, "token_ids"), _input(args, kwargs, 1, "segment_ids")
+        return _trace_embedding(reference, np.asarray(token_ids), np.asarray(segment_ids))
+    if kind == "MaskedLMHead":
+        hidden = _array(_input(args, kwargs, 0, "sequence_output"))
+        positions = _input(args, kwargs, 1, "mask_positions", None)
+        return _trace_mlm_head(reference, hidden, positions, mistake)
+    features = args[0] if args else kwargs
+    values = {}
+    for name, value in _trace_embedding(reference.embedding, np.asarray(features["token_ids"]),
+                                        np.asarray(features["segment_ids"])).items():
+        values[f"embedding.{name}"] = value
+    x = values["embedding.output"]
+    for index, block in enumerate(reference.encoder_blocks):
+        for name, value in _trace_block(block, x, features["padding_mask"], mistake).items():
+            values[f"encoder_block_{index}.{name}"] = value
+        x = values[f"encoder_block_{index}.output"]
+    values["sequence_output"] = x
+    values["pooled_output"] = np.tanh(_dense(x[:, 0], reference.pooler))
+    return values
+
+
+def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weights=True):
+    """The first step where `learner` and `reference` differ beyond tolerance, or None when they agree.
+
+    Args:
+        learner: a callable returning a dict of named intermediates (see `steps(reference)`) or only the output,
+            or a Keras layer/model built like the reference (same sublayer names).
+        reference: a bertlib layer: `MultiHeadSelfAttention`, `TransformerEncoderBlock`, `BertEmbedding`,
+            `MaskedLMHead` or `BertBackbone`, built (call it once) and with dropout off or called at inference.
+        inputs: what the reference is called with: a tuple of positional arguments (e.g. `(x, padding_mask)`)
+            or a dict of keyword arguments; a `BertBackbone` takes its feature dict as a 1-tuple `(features,)`.
+            The learner is called the same way.
+        atol, rtol: floats, the tolerance of `numpy.allclose`.
+        copy_weights: bool, defaults to True. For a Keras learner, copy the reference's weights into it first
+            (a learner whose weights do not line up with the reference's is reported at step `weights`).
+
+    Returns:
+        `Divergence` or None. `print()` it for the message a learner reads.
+    """
+    kind = _kind(reference)
+    names = steps(reference)
+    reference_values = trace(reference, inputs)
+    if _is_keras_layer(learner):
+        weights_problem = _check_weights(learner, reference, copy_weights, names)
+        if weights_problem is not None:
+            return weights_problem  # without the same weights, no activation can be compared
+        learner_values = _record(learner, inputs, kind)
+    else:
+        args, kwargs = _as_arguments(inputs)
+        result = learner(*args, **kwargs)
+        learner_values = result if isinstance(result, dict) else {names[-1]: result}
+    unknown = [name for name in learner_values if name not in reference_values]
+    if unknown:
+        raise ValueError(f"The learner returned values named {unknown}, which the reference does not compute. "
+                         f"Use names from {list(names)}.")
+    matched, last_compared = [], 0
+    for index, name in enumerate(names, start=1):
+        if name not in learner_values:
+            continue
+        got = _array(learner_values[name])
+        expected = reference_values[name]
+        if got.shape != expected.shape:
+            return Divergence(name, index, len(names), matched, got.shape, expected.shape,
+                              hint=_shape_hint(name, got.shape, expected.shape))
+        if not np.allclose(got, expected, rtol=rtol, atol=atol) or not np.all(np.isfinite(got)):
+            gap = np.nan_to_num(np.abs(got - expected), nan=np.inf)
+            where = tuple(int(i) for i in np.unravel_index(np.argmax(gap), gap.shape))
+            # The mistake may sit anywhere after the last step that matched (steps in between were not seen).
+            unseen = names[last_compared:index]
+            hint = _diagnose(name, got, reference, inputs, unseen, atol, rtol, only_output=len(learner_values) == 1)
+            return Divergence(name, index, len(names), matched, got.shape, expected.shape, float(gap.max()), where,
+                              hint)
+        matched.append(name)
+        last_compared = index
+    return None
+
+
+def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-4):
+    """A check-cell helper: passes with one ✔ line, or raises `CheckFailed` with the first divergence.
+
+    Example:
+        check_same_activations("self_attention", lambda x, m: self_attention(x, m, *weights, 2), layer, (x, mask))
+    """
+    from bertlib.course.checks import CheckFailed
+
+    divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol)
+    if divergence is not None:
+        raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{divergence}")
+    print(f"✔ {name}: every compared step matches bertlib's reference")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Known mistakes: the step where each first shows, what it does, and the hint.
+
+MISTAKES = {
+    "no_mask": ("probabilities", "did you mask the padded keys? Set their scores to a large negative number "
+                "(e.g. -1e9) before the softmax, so they get zero weight."),
+    "mask_after_softmax": ("probabilities", "you masked after the softmax: zeroing weights afterwards leaves rows "
+                           "that no longer sum to 1. Mask the scores before the softmax instead."),
+    "mask_queries": ("probabilities", "you masked padded queries (rows) instead of padded keys (columns): a padded "
+                     "key must get no weight in every row."),
+    "no_scale": ("scores", "divide the scores by sqrt(head_dim) (scaled dot-product attention)."),
+    "scale_by_head_dim": ("scores", "scale by 1/sqrt(head_dim), not 1/head_dim."),
+    "softmax_over_queries": ("probabilities", "the softmax runs over the wrong axis: normalise over the keys "
+                             "(the last axis), so each query's weights sum to 1."),
+    "transposed_output_kernel": ("output", "your output projection uses the transposed kernel: compute "
+                                 "context @ kernel (kernel of shape (in, out), Keras' layout), not kernel.T."),
+    "no_residual": ("attention_layer_norm", "add the residual before the LayerNorm: LayerNorm(x + attention(x))."),
+    "tanh_gelu": ("activation", "your GELU is the tanh approximation; the reference uses the exact form "
+                  "0.5·x·(1 + erf(x/√2)) (BertConfig.activation='gelu')."),
+    "exact_gelu": ("activation", "your GELU is the exact erf form; this reference uses the tanh approximation "
+                   "(BertConfig.activation='gelu_approximate')."),
+    "no_output_bias": ("logits", "add the masked-LM head's output bias to the logits."),
+}
+
+
+def _diagnose(name, got, reference, inputs, unseen, atol, rtol, only_output):
+    """A hint for a divergence at `name`; `unseen` are the steps since the last one that matched, `name` last."""
+    step = name.rsplit(".", 1)[-1]
+    prefix = name[: -len(step)]
+    unseen_steps = {unseen_name.rsplit(".", 1)[-1] for unseen_name in unseen}
+    for mistake, (mistake_step, hint) in MISTAKES.items():
+        if mistake_step not in unseen_steps:
+            continue
+        try:
+            replay = trace(reference, inputs, mistake=mistake)
+        except _NotApplicable:
+            continue
+        if name in replay and replay[name].shape == got.shape and np.allclose(got, replay[name], rtol=rtol,
+                                                                              atol=atol):
+            if mistake_step != step:
+                return (f"the values first go wrong between the last match and here, at `{prefix}{mistake_step}`, "
+                        f"which you did not return: {hint}")
+            if step == "probabilities":
+                facts = _probability_facts(got, reference, inputs)
+                return f"after the softmax, {facts}: {hint}" if facts else hint
+            return hint
+    if step == "probabilities":
+        facts = _probability_facts(got, reference, inputs) or "the weights differ although the scores matched"
+        return (f"your attention matches up to the softmax; after it, {facts}: did you mask the scores before the "
+                "softmax, and normalise over the keys (the last axis)?")
+    if step == "logits":
+        return ("the hidden states before the decoder match, the logits do not: decode with the token embedding "
+                "itself, transposed (tied weights, as the released model), plus the output bias.")
+    if step == "activation":
+        return "apply GELU to the intermediate (pre-activation) values."
+    if only_output:
+        return ("only the output was compared, and no known mistake explains it: return a dict of intermediate "
+                f"values (names from {list(steps(reference))}) to find the first step that goes wrong.")
+    return ""
+
+
+def _probability_facts(got, reference, inputs):
+    """What is visibly wrong with attention probabilities: row sums off 1, weight on padded keys."""
+    row_sums = got.sum(axis=-1)
+    padding_mask = _padding_mask_of(reference, inputs)
+    parts = []
+    if not np.allclose(row_sums, 1.0, atol=1e-3):
+        parts.append(f"row sums are {row_sums.min():.3g} to {row_sums.max():.3g} (expected 1.0)")
+    if padding_mask is not None:
+        padded_share = float((got * (1 - padding_mask[:, None, None, :])).sum(axis=-1).max())
+        if padded_share > 1e-6:
+            parts.append(f"up to {padded_share:.3g} of a row's weight is on padded keys (expected 0)")
+    return "; ".join(parts)
+
+
+def _padding_mask_of(reference, inputs):
+    args, kwargs = _as_arguments(inputs)
+    if _kind(reference) == "BertBackbone":
+        features = args[0] if args else kwargs
+        return np.asarray(features["padding_mask"], "float64")
+    mask = _input(args, kwargs, 1, "padding_mask", None)
+    return None if mask is None else np.asarray(mask, "float64")
+
+
+class _NotApplicable(Exception):
+    """A replayed mistake that the reference layer cannot make (e.g. a GELU mistake in an attention layer)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The numpy traces of the reference layers.
+
+def _weights(layer):
+    return [np.asarray(weight, "float64") for weight in layer.get_weights()]
+
+
+def _dense(x, layer, transposed=False):
+    kernel, bias = _weights(layer)
+    return x @ (kernel.T if transposed else kernel) + bias
+
+
+def _layer_norm(x, layer):
+    gamma, beta = _weights(layer)
+    mean = x.mean(axis=-1, keepdims=True)
+    variance = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(variance + layer.epsilon) + beta
+
+
+def _softmax(scores, axis=-1):
+    scores = scores - scores.max(axis=axis, keepdims=True)
+    weights = np.exp(scores)
+    return weights / weights.sum(axis=axis, keepdims=True)
+
+
+def _gelu(x, approximate):
+    if approximate:
+        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+    from scipy.special import erf
+
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def _trace_attention(layer, x, padding_mask, mistake=None):
+    if mistake in {"tanh_gelu", "exact_gelu", "no_residual", "no_output_bias"}:
+        raise _NotApplicable(mistake)
+    batch, seq, hidden = x.shape
+    heads, head_dim = layer.num_heads, layer.head_dim
+    if padding_mask is None:
+        padding_mask = np.ones((batch, seq))
+    padding_mask = np.asarray(padding_mask).astype(bool)
+    qkv = _dense(x, layer.query_key_value)  # (batch, seq, 3H)
+    query, key, value = np.transpose(qkv.reshape(batch, seq, 3, heads, head_dim), (2, 0, 3, 1, 4))
+    scale = {"no_scale": 1.0, "scale_by_head_dim": 1.0 / head_dim}.get(mistake, 1.0 / math.sqrt(head_dim))
+    scores = np.einsum("bhqd,bhkd->bhqk", query, key) * scale  # (batch, heads, query, key)
+    mask = padding_mask[:, None, None, :]
+    if layer.causal:
+        mask = mask & (np.arange(seq)[:, None] >= np.arange(seq)[None, :])[None, None]
+    if mistake == "mask_queries":
+        mask = padding_mask[:, None, :, None] & np.ones((1, 1, 1, seq), bool)
+    masked = scores if mistake in {"no_mask", "mask_after_softmax"} else np.where(mask, scores, -1e9)
+    probabilities = _softmax(masked, axis=-2 if mistake == "softmax_over_queries" else -1)
+    if mistake == "mask_after_softmax":
+        probabilities = probabilities * mask
+    context = np.transpose(probabilities @ value, (0, 2, 1, 3)).reshape(batch, seq, hidden)
+    output = _dense(context, layer.output_dense, transposed=mistake == "transposed_output_kernel")
+    return {"query_key_value": qkv, "scores": scores, "probabilities": probabilities, "context": context,
+            "output": output}
+
+
+def _trace_block(block, x, padding_mask, mistake=None):
+    if mistake == "no_output_bias":
+        raise _NotApplicable(mistake)
+    approximate = block.activation == "gelu_approximate"
+    if (mistake == "tanh_gelu" and approximate) or (mistake == "exact_gelu" and not approximate):
+        raise _NotApplicable(mistake)
+    attention_mistake = None if mistake in {"tanh_gelu", "exact_gelu", "no_residual"} else mistake
+    values = {f"attention.{name}": value
+              for name, value in _trace_attention(block.self_attention, x, padding_mask, attention_mistake).items()}
+    attended = values["attention.output"]
+    residual = attended if mistake == "no_residual" else x + attended
+    values["attention_layer_norm"] = x = _layer_norm(residual, block.attention_layer_norm)
+    values["intermediate"] = _dense(x, block.intermediate_dense)
+    use_tanh = {"tanh_gelu": True, "exact_gelu": False}.get(mistake, approximate)
+    values["activation"] = _gelu(values["intermediate"], approximate=use_tanh)
+    values["ffn_output"] = _dense(values["activation"], block.output_dense)
+    values["output"] = _layer_norm(x + values["ffn_output"], block.output_layer_norm)
+    return values
+
+
+def _trace_embedding(layer, token_ids, segment_ids):
+    token_table = np.asarray(layer.token_embedding.embeddings, "float64")
+    segment_table = np.asarray(layer.segment_embedding.embeddings, "float64")
+    positions = np.asarray(layer.position_embedding, "float64")[: token_ids.shape[1]]
+    summed = token_table[token_ids] + positions[None] + segment_table[segment_ids]
+    return {"sum": summed, "output": _layer_norm(summed, layer.layer_norm)}
+
+
+def _trace_mlm_head(head, hidden, positions, mistake=None):
+    if mistake not in {None, "tanh_gelu", "no_output_bias", "transposed_output_kernel"}:
+        raise _NotApplicable(mistake)
+    if mistake == "transposed_output_kernel":
+        raise _NotApplicable(mistake)
+    if positions is not None:
+        hidden = np.take_along_axis(hidden, np.asarray(positions)[..., None].astype(int), axis=1)
+    values = {"transform": _dense(hidden, head.transform)}
+    values["activation"] = _gelu(values["transform"], approximate=mistake == "tanh_gelu")
+    values["layer_norm"] = _layer_norm(values["activation"], head.layer_norm)
+    decoder = np.asarray(head.token_embedding.embeddings, "float64")  # (vocabulary, hidden): tied
+    bias = 0.0 if mistake == "no_output_bias" else np.asarray(head.output_bias, "float64")
+    values["logits"] = values["layer_norm"] @ decoder.T + bias
+    return values
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Keras learners: copy weights, record sublayer outputs.
+
+def _is_keras_layer(value):
+    try:
+        import keras
+    except ImportError:
+        return False
+    return isinstance(value, keras.layers.Layer)
+
+
+def _check_weights(learner, reference, copy_weights, names):
+    """Copies the reference's weights into a Keras learner; a `Divergence` at `weights` when they do not line up."""
+    if not learner.built:
+        return None
+    learner_shapes = [tuple(weight.shape) for weight in learner.weights]
+    reference_shapes = [tuple(weight.shape) for weight in reference.weights]
+    if learner_shapes == reference_shapes:
+        if copy_weights:
+            learner.set_weights(reference.get_weights())
+        return None
+    reference_ids = {id(weight) for weight in reference.weights}
+    hidden = getattr(getattr(reference, "token_embedding", None), "output_dim", None)
+    vocabulary = getattr(reference, "vocabulary_size", None)
+    for weight in learner.weights:
+        if (hidden and vocabulary and tuple(weight.shape) in {(hidden, vocabulary), (vocabulary, hidden)}
+                and id(weight) not in reference_ids):
+            return Divergence("weights", 0, len(names), [], tuple(learner_shapes), tuple(reference_shapes),
+                              hint=f"your layer has its own decoder matrix `{weight.path}` of shape "
+                                   f"{tuple(weight.shape)}: the masked-LM decoder must be tied to the token "
+                                   "embedding (use its matrix, transposed), not a separate Dense.")
+    extra = sorted(set(learner_shapes) - set(reference_shapes))
+    missing = sorted(set(reference_shapes) - set(learner_shapes))
+    return Divergence("weights", 0, len(names), [], tuple(learner_shapes), tuple(reference_shapes),
+                      hint=f"your layer's weights do not line up with the reference's (extra shapes {extra}, "
+                           f"missing {missing}), so they were not copied.")
+
+
+def _record(learner, inputs, kind):
+    """Runs a Keras learner, recording the outputs of its sublayers by path; returns {step: value}."""
+    mapping = dict(_SUBLAYER_STEPS.get(kind, {}))
+    if kind == "BertBackbone":
+        mapping = {"embedding/layer_norm": "embedding.output", "pooler": None}
+        for index in range(len(learner.encoder_blocks)):
+            for path, step in _SUBLAYER_STEPS["TransformerEncoderBlock"].items():
+                mapping[f"encoder_block_{index}/{path}"] = f"encoder_block_{index}.{step}"
+    recorded, originals = {}, []
+
+    def wrap(layer, path):
+        original = layer.call
+
+        def recording_call(*args, **kwargs):
+            output = original(*args, **kwargs)
+            value = output[0] if isinstance(output, tuple) else output
+            recorded[path] = value
+            return output
+
+        originals.append((layer, original))
+        object.__setattr__(layer, "call", recording_call)
+
+    def visit(layer, prefix):
+        for sublayer in layer._layers:
+            path = f"{prefix}{sublayer.name}"
+            if path in mapping:
+                wrap(sublayer, path)
+            visit(sublayer, path + "/")
+
+    visit(learner, "")
+    try:
+        args, kwargs = _as_arguments(inputs)
+        output = learner(*args, **kwargs)
+    finally:
+        for layer, original in originals:
+            object.__setattr__(layer, "call", original)
+    values = {}
+    for path, value in recorded.items():
+        if mapping[path] is not None and mapping[path] not in values:
+            values[mapping[path]] = value
+    if kind == "BertBackbone":
+        values["sequence_output"] = output["sequence_output"]
+        values["pooled_output"] = output["pooled_output"]
+    else:
+        final = output[0] if isinstance(output, tuple) else output
+        values[_final_step(kind)] = final
+    return values
+
+
+def _final_step(kind):
+    return {"MultiHeadSelfAttention": "output", "TransformerEncoderBlock": "output", "BertEmbedding": "output",
+            "MaskedLMHead": "logits"}[kind]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small helpers.
+
+def _kind(reference):
+    for cls in type(reference).__mro__:
+        if cls.__name__ in {"MultiHeadSelfAttention", "TransformerEncoderBlock", "BertEmbedding", "MaskedLMHead",
+                            "BertBackbone"} and cls.__module__.startswith("bertlib."):
+            if not getattr(reference, "built", True):
+                raise ValueError(f"The reference {cls.__name__} is not built yet: call it once on your input first.")
+            return cls.__name__
+    raise TypeError(f"The reference must be a bertlib layer (MultiHeadSelfAttention, TransformerEncoderBlock, "
+                    f"BertEmbedding, MaskedLMHead or BertBackbone); got {type(reference).__name__}.")
+
+
+def _as_arguments(inputs):
+    if isinstance(inputs, dict):
+        return (), dict(inputs)
+    if isinstance(inputs, (tuple, list)):
+        return tuple(inputs), {}
+    return (inputs,), {}
+
+
+def _input(args, kwargs, position, name, default=...):
+    if len(args) > position:
+        return args[position]
+    if name in kwargs:
+        return kwargs[name]
+    if default is ...:
+        raise ValueError(f"The inputs lack `{name}` (positional argument {position + 1}).")
+    return default
+
+
+def _array(value):
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.numpy()
+    return np.asarray(value, "float64")
+
+
+def _shape_hint(name, got, expected):
+    if len(got) == len(expected) == 4 and sorted(got) == sorted(expected):
+        return "same sizes in another order: check the head split (batch, heads, seq, head_dim) and transposes."
+    if len(got) == 3 and len(expected) == 4:
+        return "the reference keeps heads apart here: (batch, heads, query, key)."
+    return f"`{name}` should have shape {expected}."

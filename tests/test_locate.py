@@ -1,0 +1,251 @@
+"""The first-divergence locator: its reference traces end on what bertlib's layers compute, and on planted bugs
+(a missing mask, the wrong GELU, an untied decoder, a transposed kernel) it names the right step."""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+from scipy.special import erf
+
+from bertlib import BertBackbone, BertConfig
+from bertlib.course.checks import CheckFailed
+from bertlib.course.locate import check_same_activations, first_divergence, steps, trace
+from bertlib.layers import BertEmbedding, MultiHeadSelfAttention, TransformerEncoderBlock
+from bertlib.model import MaskedLMHead
+
+HIDDEN, HEADS, SEQ, BATCH = 16, 2, 7, 2
+
+
+def attention_inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    padding_mask = np.ones((BATCH, SEQ), "int32")
+    padding_mask[1, 4:] = 0  # the second row has three padded keys
+    return x, padding_mask
+
+
+def built_attention(seed=0):
+    keras.utils.set_random_seed(seed)
+    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    x, padding_mask = attention_inputs(seed)
+    layer(x, padding_mask=padding_mask)
+    # Larger weights than the 0.02 initializer, so every mistake moves the numbers well past the tolerance.
+    layer.set_weights([np.random.default_rng(seed + 1).normal(scale=0.5, size=w.shape) for w in layer.get_weights()])
+    return layer
+
+
+def built_block(activation="gelu", seed=0):
+    keras.utils.set_random_seed(seed)
+    block = TransformerEncoderBlock(HIDDEN, HEADS, 4 * HIDDEN, dropout=0.0, activation=activation)
+    x, padding_mask = attention_inputs(seed)
+    block(x, padding_mask=padding_mask)
+    block.set_weights([np.random.default_rng(seed + 2).normal(scale=0.5, size=w.shape) + (w.ndim == 1) * 0.5
+                       for w in block.get_weights()])
+    return block
+
+
+def numpy_attention(x, padding_mask, layer, mask=True, transposed_output=False, mask_after_softmax=False):
+    """A learner's from-scratch attention (chapter 2's), returning its intermediate values by name."""
+    qkv_kernel, qkv_bias, output_kernel, output_bias = layer.get_weights()
+    batch, seq, hidden = x.shape
+    head_dim = hidden // HEADS
+    query, key, value = np.split(x @ qkv_kernel + qkv_bias, 3, axis=-1)
+    heads = lambda t: t.reshape(batch, seq, HEADS, head_dim).transpose(0, 2, 1, 3)  # noqa: E731
+    query, key, value = heads(query), heads(key), heads(value)
+    scores = query @ key.transpose(0, 1, 3, 2) / math.sqrt(head_dim)
+    masked = np.where(padding_mask[:, None, None, :] == 1, scores, -1e9) if mask and not mask_after_softmax else scores
+    weights = np.exp(masked - masked.max(axis=-1, keepdims=True))
+    probabilities = weights / weights.sum(axis=-1, keepdims=True)
+    if mask_after_softmax:
+        probabilities = probabilities * padding_mask[:, None, None, :]
+    context = (probabilities @ value).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
+    output = context @ (output_kernel.T if transposed_output else output_kernel) + output_bias
+    return {"scores": scores, "probabilities": probabilities, "context": context, "output": output}
+
+
+# --- the reference traces are what the layers compute ------------------------------------------------------------
+
+def test_attention_trace_matches_the_layer_and_its_attention_scores():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    values = trace(layer, (x, padding_mask))
+    assert tuple(values) == steps(layer)
+    output, probabilities = layer(x, padding_mask=padding_mask, return_attention_scores=True)
+    np.testing.assert_allclose(values["output"], output, atol=1e-4)
+    np.testing.assert_allclose(values["probabilities"], probabilities, atol=1e-6)
+    np.testing.assert_allclose(values["probabilities"][1, :, :, 4:], 0.0)  # padded keys get nothing
+
+
+@pytest.mark.parametrize("activation", ["gelu", "gelu_approximate"])
+def test_block_trace_matches_the_block(activation):
+    block = built_block(activation)
+    x, padding_mask = attention_inputs()
+    values = trace(block, (x, padding_mask))
+    assert tuple(values) == steps(block)
+    np.testing.assert_allclose(values["output"], block(x, padding_mask=padding_mask), atol=1e-4)
+    exact = 0.5 * values["intermediate"] * (1 + erf(values["intermediate"] / math.sqrt(2)))
+    if activation == "gelu":
+        np.testing.assert_allclose(values["activation"], exact, atol=1e-12)
+    else:
+        assert np.abs(values["activation"] - exact).max() > 1e-4
+
+
+def test_embedding_head_and_backbone_traces_match_the_layers():
+    rng = np.random.default_rng(0)
+    config = BertConfig(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                        max_sequence_length=16, dropout=0.0)
+    backbone = BertBackbone(config)
+    features = {"token_ids": rng.integers(5, 50, size=(2, 9)).astype("int32"),
+                "segment_ids": np.repeat([[0] * 5 + [1] * 4], 2, axis=0).astype("int32"),
+                "padding_mask": np.array([[1] * 9, [1] * 6 + [0] * 3], "int32")}
+    outputs = backbone(features)
+    values = trace(backbone, (features,))
+    assert tuple(values) == steps(backbone)
+    np.testing.assert_allclose(values["sequence_output"], outputs["sequence_output"], atol=1e-4)
+    np.testing.assert_allclose(values["pooled_output"], outputs["pooled_output"], atol=1e-4)
+    assert first_divergence(BertBackbone.from_config(backbone.get_config()), backbone, (features,)) is None
+
+    embedding = backbone.embedding
+    np.testing.assert_allclose(trace(embedding, (features["token_ids"], features["segment_ids"]))["output"],
+                               embedding(features["token_ids"], features["segment_ids"]), atol=1e-5)
+
+    head = MaskedLMHead(config.vocabulary_size, token_embedding=backbone.token_embedding)
+    positions = np.array([[1, 3], [2, 5]], "int32")
+    logits = head(outputs["sequence_output"], positions)
+    head.output_bias.assign(rng.normal(size=config.vocabulary_size))
+    logits = head(outputs["sequence_output"], positions)
+    np.testing.assert_allclose(trace(head, (outputs["sequence_output"], positions))["logits"], logits, atol=1e-4)
+
+
+def test_a_correct_learner_has_no_divergence():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    assert first_divergence(lambda x, padding_mask: numpy_attention(x, padding_mask, layer), layer,
+                            (x, padding_mask)) is None
+    clone = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    clone(x, padding_mask=padding_mask)  # other random weights: the locator copies the reference's in
+    assert first_divergence(clone, layer, (x, padding_mask)) is None
+    check_same_activations("attention", clone, layer, (x, padding_mask))
+
+
+# --- planted bugs -------------------------------------------------------------------------------------------------
+
+def test_missing_mask_is_found_at_the_softmax():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    divergence = first_divergence(lambda x, m: numpy_attention(x, m, layer, mask=False), layer, (x, padding_mask))
+    assert divergence.step == "probabilities" and divergence.matched == ["scores"]
+    assert "mask" in divergence.hint and "before the softmax" in divergence.hint
+    assert divergence.learner_shape == divergence.reference_shape == (BATCH, HEADS, SEQ, SEQ)
+    assert divergence.max_difference > 0.01 and divergence.where[0] == 1  # only the padded row differs
+
+    # Returning only the output still names the mistake, by replaying it on the reference.
+    only_output = first_divergence(lambda x, m: numpy_attention(x, m, layer, mask=False)["output"], layer,
+                                   (x, padding_mask))
+    assert only_output.step == "output" and "`probabilities`" in only_output.hint and "mask" in only_output.hint
+    with pytest.raises(CheckFailed, match="probabilities"):
+        check_same_activations("attention", lambda x, m: numpy_attention(x, m, layer, mask=False), layer,
+                               (x, padding_mask))
+
+
+def test_mask_after_the_softmax_reports_the_row_sums():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    divergence = first_divergence(lambda x, m: numpy_attention(x, m, layer, mask_after_softmax=True), layer,
+                                  (x, padding_mask))
+    assert divergence.step == "probabilities" and "after the softmax" in divergence.hint
+
+    # A mistake no replay knows (a wrong softmax temperature): the hint describes the rows instead.
+    def too_hot(x, m):
+        values = numpy_attention(x, m, layer)
+        values["probabilities"] = values["probabilities"] * 1.3
+        return values
+
+    divergence = first_divergence(too_hot, layer, (x, padding_mask))
+    assert divergence.step == "probabilities" and "row sums are 1.3" in divergence.hint
+
+
+@pytest.mark.parametrize("reference_activation, learner_activation, named",
+                         [("gelu", "gelu_approximate", "tanh approximation"),
+                          ("gelu_approximate", "gelu", "exact erf form")])
+def test_wrong_gelu_is_found_at_the_activation(reference_activation, learner_activation, named):
+    reference = built_block(reference_activation)
+    x, padding_mask = attention_inputs()
+    # A Keras learner built like bertlib's: its GELU is not a sublayer, so the locator sees `intermediate` match
+    # and `ffn_output` differ, and names the unseen step between them.
+    learner = TransformerEncoderBlock(HIDDEN, HEADS, 4 * HIDDEN, dropout=0.0, activation=learner_activation)
+    learner(x, padding_mask=padding_mask)
+    divergence = first_divergence(learner, reference, (x, padding_mask))
+    assert divergence.step == "ffn_output" and divergence.matched[-1] == "intermediate"
+    assert "`activation`" in divergence.hint and named in divergence.hint
+
+    # A function returning its intermediates is caught at the activation itself.
+    wrong = trace(learner, (x, padding_mask))
+    divergence = first_divergence(lambda x, m: {"intermediate": wrong["intermediate"],
+                                                "activation": wrong["activation"]}, reference, (x, padding_mask))
+    assert divergence.step == "activation" and named in divergence.hint
+
+
+def test_untied_decoder_is_found():
+    rng = np.random.default_rng(0)
+    embedding = keras.layers.Embedding(40, HIDDEN)
+    embedding.build((None,))
+    head = MaskedLMHead(40, token_embedding=embedding)
+    hidden = rng.normal(size=(2, 5, HIDDEN)).astype("float32")
+    head(hidden)
+
+    class UntiedHead(MaskedLMHead):
+        def build(self, sequence_output_shape, mask_positions_shape=None):
+            super().build(sequence_output_shape)
+            self.decoder = keras.layers.Dense(self.vocabulary_size, use_bias=False, name="decoder")
+            self.decoder.build((None, None, sequence_output_shape[-1]))
+
+        def call(self, sequence_output, mask_positions=None):
+            x = self.layer_norm(keras.activations.gelu(self.transform(sequence_output), approximate=False))
+            return self.decoder(x) + self.output_bias
+
+    learner = UntiedHead(40)
+    learner(hidden)
+    divergence = first_divergence(learner, head, (hidden,))
+    assert divergence.step == "weights" and "tied" in divergence.hint and "(16, 40)" in divergence.hint
+
+    # As a function: the head's values match up to the LayerNorm, then the logits do not.
+    reference = trace(head, (hidden,))
+    decoder = rng.normal(size=(HIDDEN, 40))
+
+    def untied(hidden):
+        return {"layer_norm": reference["layer_norm"], "logits": reference["layer_norm"] @ decoder}
+
+    divergence = first_divergence(untied, head, (hidden,))
+    assert divergence.step == "logits" and divergence.matched == ["layer_norm"] and "tied" in divergence.hint
+
+
+def test_transposed_kernel_is_found_at_the_output_projection():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    divergence = first_divergence(lambda x, m: numpy_attention(x, m, layer, transposed_output=True), layer,
+                                  (x, padding_mask))
+    assert divergence.step == "output" and divergence.matched == ["scores", "probabilities", "context"]
+    assert "transposed" in divergence.hint
+
+    # A Keras layer loaded with the kernel in the (out, in) layout of a PyTorch checkpoint, weights kept as they are.
+    learner = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    learner(x, padding_mask=padding_mask)
+    qkv_kernel, qkv_bias, output_kernel, output_bias = layer.get_weights()
+    learner.set_weights([qkv_kernel, qkv_bias, output_kernel.T, output_bias])
+    divergence = first_divergence(learner, layer, (x, padding_mask), copy_weights=False)
+    assert divergence.step == "output" and divergence.matched == ["query_key_value"]
+    assert "transposed" in divergence.hint
+
+
+def test_bad_reference_and_unknown_names_are_explained():
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+    with pytest.raises(TypeError, match="must be a bertlib layer"):
+        first_divergence(lambda x, m: x, keras.layers.Dense(3), (x, padding_mask))
+    with pytest.raises(ValueError, match="softmax"):
+        first_divergence(lambda x, m: {"softmax": x}, layer, (x, padding_mask))
+    unbuilt = BertEmbedding(10, 4)
+    with pytest.raises(ValueError, match="not built"):
+        first_divergence(lambda a, b: a, unbuilt, (np.zeros((1, 2), "int32"), np.zeros((1, 2), "int32")))
