@@ -32,7 +32,9 @@ class MaskedLMMasker:
     the [SEP]s included, so where the two counts round differently it predicts one token more (9 words:
     round(11 * 0.15) = 2 there, round(9 * 0.15) = 1 here). A full 128-token pair gets 19 either way
     (round(19.2), round(18.75)). The share of the words masked is 15% here, slightly more there. Its
-    `max(1, ...)` also picks one token at `masked_lm_prob=0`; here 0.0 means none. Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
+    `max(1, ...)` also picks one token at `masked_lm_prob=0`; here 0.0 means none.
+
+    Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
     uniformly random non-special token with probability `random_token_rate` (it may, rarely, draw the
     original token, as the original code does), and left unchanged otherwise.
 

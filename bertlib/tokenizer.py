@@ -89,23 +89,29 @@ def is_cjk(char):
     return any(low <= code <= high for low, high in _CJK_RANGES)
 
 
-def normalize(text, lowercase=True):
-    """The Hugging Face `BertNormalizer`: clean, space out CJK, strip accents and lowercase (uncased only)."""
+def normalize(text, lowercase=True, strip_accents=None, split_cjk=True):
+    """The Hugging Face `BertNormalizer`: clean, space out CJK, strip accents and lowercase (uncased only).
+
+    `strip_accents` None follows `lowercase`, as in the reference tokenizers; `split_cjk=False` leaves CJK
+    ideographs inside their words (the references' `tokenize_chinese_chars=False`).
+    """
+    strip_accents = lowercase if strip_accents is None else strip_accents
     characters = []
     for char in text:
         if is_control(char):
             continue
         if is_whitespace(char):
             characters.append(" ")
-        elif is_cjk(char):
+        elif split_cjk and is_cjk(char):
             characters.append(f" {char} ")
         else:
             characters.append(char)
     text = "".join(characters)
-    if lowercase:
+    if strip_accents:
         # Accents go before lowercasing, as in the checkpoint's tokenizer.json: NFD splits "é" into "e" and a
         # combining accent (category Mn), which is dropped.
         text = "".join(char for char in unicodedata.normalize("NFD", text) if not is_accent(char))
+    if lowercase:
         # One character at a time, as the checkpoint's tokenizer does: str.lower() would also apply Greek's
         # final-sigma rule ("ΟΣ" -> "ος"), which depends on the next character.
         text = "".join(char.lower() for char in text) if "Σ" in text else text.lower()
@@ -157,9 +163,36 @@ def wordpiece(word, vocabulary, unknown_token="[UNK]", max_input_chars_per_word=
     return pieces
 
 
-def basic_tokenize(text, lowercase=True):
-    """Normalize, then split into words: the text BERT's WordPiece step sees."""
-    return split_words(normalize(text, lowercase))
+def basic_tokenize(text, lowercase=True, strip_accents=None, split_cjk=True):
+    """Normalize, then split into words: the text BERT's WordPiece step sees (options as `normalize`)."""
+    return split_words(normalize(text, lowercase, strip_accents, split_cjk))
+
+
+def _normalize_with_sources(text, lowercase=True, strip_accents=None, split_cjk=True):
+    """`normalize`, one source character at a time: (normalized characters, index in `text` of each).
+
+    The same steps as `normalize`, so the characters join to `normalize(text, ...)`; a character that is
+    removed (a control character, an accent) has no entry, and one that expands (a CJK ideograph gets
+    spaces around it) gives every resulting character its own index, as the reference's alignments do.
+    """
+    strip_accents = lowercase if strip_accents is None else strip_accents
+    characters, sources = [], []
+    for index, char in enumerate(text):
+        if is_control(char):
+            continue
+        if is_whitespace(char):
+            pieces = " "
+        elif split_cjk and is_cjk(char):
+            pieces = f" {char} "
+        else:
+            pieces = char
+            if strip_accents:
+                pieces = "".join(c for c in unicodedata.normalize("NFD", pieces) if not is_accent(c))
+            if lowercase:
+                pieces = "".join(c.lower() for c in pieces)
+        characters.extend(pieces)
+        sources.extend([index] * len(pieces))
+    return characters, sources
 
 
 # The ASCII shortcut of the fast path. In ASCII, "other" characters are exactly the C0 controls and DEL, and
@@ -168,12 +201,12 @@ _ASCII_CONTROLS = {code: None for code in [*range(9), 11, 12, *range(14, 32), 12
 _ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
 
 
-def _fast_basic_tokenize(text, lowercase=True):
+def _fast_basic_tokenize(text, lowercase=True, strip_accents=None, split_cjk=True):
     """`basic_tokenize`, with a shortcut for ASCII text (most text: no accents, CJK or exotic spaces)."""
     if text.isascii():
         text = text.translate(_ASCII_CONTROLS)
         return _ASCII_WORDS.findall(text.lower() if lowercase else text)
-    return basic_tokenize(text, lowercase)
+    return basic_tokenize(text, lowercase, strip_accents, split_cjk)
 
 
 class WordPieceTokenizer:
@@ -183,6 +216,12 @@ class WordPieceTokenizer:
         vocabulary: list of str, the pieces in id order (line order of `vocab.txt`); must hold "[UNK]".
         lowercase: bool, default True. Lowercase and strip accents (an "uncased" vocabulary). Use False only
             with a cased vocabulary.
+        strip_accents: bool or None (default: the same as `lowercase`), as Hugging Face's option: drop
+            accents (NFD, then the non-spacing marks) whether or not the text is lowercased.
+        never_split: tokens kept whole wherever they appear in the text, like the special tokens (the
+            references' `never_split`); one missing from the vocabulary becomes [UNK].
+        split_cjk: bool, default True. False keeps CJK ideographs inside words instead of making each one
+            a word (`tokenize_chinese_chars=False` in the references).
 
     Example:
 
@@ -198,9 +237,18 @@ class WordPieceTokenizer:
     'the cat sat . it purred .'
     """
 
-    def __init__(self, vocabulary, lowercase=True):
+    def __init__(self, vocabulary, lowercase=True, strip_accents=None, never_split=(), split_cjk=True):
         self.vocabulary = [str(token) for token in vocabulary]
         self.lowercase = bool(lowercase)
+        self.strip_accents = self.lowercase if strip_accents is None else bool(strip_accents)
+        if isinstance(never_split, str):
+            raise TypeError(f"never_split must be a list of tokens, got the str {never_split!r}.")
+        self.never_split = tuple(dict.fromkeys(str(token) for token in never_split))
+        if any(not token or token != token.strip() for token in self.never_split):
+            raise ValueError(f"never_split tokens must be non-empty and without surrounding spaces, got "
+                             f"{list(self.never_split)}.")
+        self.split_cjk = bool(split_cjk)
+        self._options = (self.lowercase, self.strip_accents, self.split_cjk)
         self.vocabulary_file = None  # set by `from_vocab_file`, named in error messages
         self._ids = {}
         for index, token in enumerate(self.vocabulary):
@@ -211,14 +259,18 @@ class WordPieceTokenizer:
         if "[UNK]" not in self._ids:
             raise ValueError("The vocabulary has no [UNK] token, so unknown words could not be encoded; "
                              "add '[UNK]' to it (train_wordpiece_vocab reserves it at id 1).")
-        present = [token for token in SPECIAL_TOKENS if token in self._ids]
-        # Like the checkpoint's tokenizer.json, special tokens typed in the text are matched before normalizing.
+        present = [token for token in SPECIAL_TOKENS if token in self._ids] + list(self.never_split)
+        # Like the checkpoint's tokenizer.json, special tokens typed in the text are matched before normalizing
+        # (longest first, so a never_split token that contains another one wins).
+        present = sorted(dict.fromkeys(present), key=len, reverse=True)
         self._special_pattern = re.compile("(" + "|".join(re.escape(token) for token in present) + ")")
+        self._protected_marks = {token[0] for token in present}  # the fast path's cheap test
         self._word_cache = {}
 
     @classmethod
-    def from_vocab_file(cls, path, lowercase=True):
-        """Read a BERT `vocab.txt` (UTF-8, one piece per line, the line number is the id)."""
+    def from_vocab_file(cls, path, lowercase=True, **options):
+        """Read a BERT `vocab.txt` (UTF-8, one piece per line, the line number is the id); `options` as the
+        class (strip_accents, never_split, split_cjk)."""
         path = Path(path)
         try:
             lines = path.read_text(encoding="utf-8-sig").split("\n")
@@ -231,7 +283,7 @@ class WordPieceTokenizer:
         if empty:
             raise ValueError(f"{path} has an empty line at line {empty[0]}; expected one piece per line.")
         try:
-            tokenizer = cls(vocabulary, lowercase=lowercase)
+            tokenizer = cls(vocabulary, lowercase=lowercase, **options)
         except ValueError as error:
             raise ValueError(f"{path}: {error}") from error
         tokenizer.vocabulary_file = path
@@ -248,6 +300,16 @@ class WordPieceTokenizer:
             return self._ids[token]
         except KeyError:
             raise KeyError(f"{token!r} is not in the vocabulary ({self._vocabulary_name()}).") from None
+
+    def convert_tokens_to_ids(self, tokens):
+        """Token string(s) -> id(s), a token missing from the vocabulary -> the [UNK] id (as Hugging Face's).
+
+        A str gives one int, a list of str a list of ints. `token_to_id` raises instead, for code that must
+        not meet unknown tokens.
+        """
+        if isinstance(tokens, str):
+            return self._ids.get(tokens, self.unk_id)
+        return [self._ids.get(_checked_token(token), self.unk_id) for token in tokens]
 
     def id_to_token(self, token_id):
         token_id = int(token_id)
@@ -297,11 +359,38 @@ class WordPieceTokenizer:
         tokens = []
         for index, chunk in enumerate(self._special_pattern.split(text)):
             if index % 2:  # re.split with a group puts the special tokens it matched at odd positions
-                tokens.append(chunk)
+                tokens.append(chunk if chunk in self._ids else "[UNK]")  # a never_split token may be unknown
                 continue
-            for word in basic_tokenize(chunk, self.lowercase):
+            for word in basic_tokenize(chunk, *self._options):
                 tokens.extend(wordpiece(word, self._ids))
         return tokens
+
+    def tokenize_with_offsets(self, text):
+        """`tokenize(text)` and each token's (start, end) character span in `text`, as the checkpoint's
+        `tokenizer.json` reports them (the `tokenizers` library's `Encoding.offsets`).
+
+        A piece spans the source characters its normalized characters came from (a removed control
+        character or accent inside it is covered); [UNK] spans its word; a special token spans itself.
+        """
+        _check_text(text)
+        tokens, offsets = [], []
+        chunk_start = 0
+        for index, chunk in enumerate(self._special_pattern.split(text)):
+            if index % 2:
+                tokens.append(chunk if chunk in self._ids else "[UNK]")
+                offsets.append((chunk_start, chunk_start + len(chunk)))
+            else:
+                characters, sources = _normalize_with_sources(chunk, *self._options)
+                for word_start, word_end in _word_spans(characters):
+                    cursor = word_start
+                    for piece in wordpiece("".join(characters[word_start:word_end]), self._ids):
+                        length = word_end - word_start if piece == "[UNK]" else len(
+                            piece.removeprefix(CONTINUATION_PREFIX) if cursor > word_start else piece)
+                        tokens.append(piece)
+                        offsets.append((chunk_start + sources[cursor], chunk_start + sources[cursor + length - 1] + 1))
+                        cursor += length
+            chunk_start += len(chunk)
+        return tokens, offsets
 
     def encode(self, text):
         """Text -> list of ids, without [CLS]/[SEP] (pure Python, one character at a time: read this one)."""
@@ -317,17 +406,17 @@ class WordPieceTokenizer:
 
     def _encode_fast(self, text):
         _check_text(text)
-        if "[" not in text:  # no special token typed in the text: skip the regular expression
+        if not any(mark in text for mark in self._protected_marks):  # no special token: skip the regex
             return self._encode_plain(text)
         ids = []
         for index, chunk in enumerate(self._special_pattern.split(text)):
-            ids.extend([self._ids[chunk]] if index % 2 else self._encode_plain(chunk))
+            ids.extend([self._ids.get(chunk, self.unk_id)] if index % 2 else self._encode_plain(chunk))
         return ids
 
     def _encode_plain(self, text):
         ids = []
         cache = self._word_cache
-        for word in _fast_basic_tokenize(text, self.lowercase):
+        for word in _fast_basic_tokenize(text, *self._options):
             word_ids = cache.get(word)
             if word_ids is None:
                 if len(cache) >= 1_000_000:  # bound the memory on huge corpora; Zipf keeps the hit rate high
@@ -408,7 +497,10 @@ class WordPieceTokenizer:
         }
 
     def __repr__(self):
-        return (f"WordPieceTokenizer(vocabulary_size={self.vocabulary_size}, lowercase={self.lowercase}, "
+        options = "".join(f", {name}={value!r}" for name, value, default in (
+            ("strip_accents", self.strip_accents, self.lowercase), ("never_split", list(self.never_split), []),
+            ("split_cjk", self.split_cjk, True)) if value != default)
+        return (f"WordPieceTokenizer(vocabulary_size={self.vocabulary_size}, lowercase={self.lowercase}{options}, "
                 f"vocabulary_file={str(self.vocabulary_file) if self.vocabulary_file else None!r})")
 
 
@@ -422,6 +514,29 @@ def truncate_pair(ids_a, ids_b, max_length):
         longer = ids_a if len(ids_a) > len(ids_b) else ids_b
         longer.pop()
     return ids_a, ids_b
+
+
+def _word_spans(characters):
+    """(start, end) of each word of `split_words` in a list of normalized characters."""
+    spans, start = [], None
+    for index, char in enumerate(characters):
+        if is_whitespace(char) or is_punctuation(char):
+            if start is not None:
+                spans.append((start, index))
+                start = None
+            if not is_whitespace(char):
+                spans.append((index, index + 1))
+        elif start is None:
+            start = index
+    if start is not None:
+        spans.append((start, len(characters)))
+    return spans
+
+
+def _checked_token(token):
+    if not isinstance(token, str):
+        raise TypeError(f"Expected token strings, got {type(token).__name__}: {token!r:.80}")
+    return token
 
 
 def _check_text(text):

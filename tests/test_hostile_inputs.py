@@ -198,3 +198,98 @@ def test_masking_rate_zero_selects_nothing_and_the_budget_differs_from_the_origi
     original_budget = min(20, max(1, int(round(11 * 0.15))))
     masker = MaskedLMMasker(30522, mask, specials, max_predictions=20, seed=0)
     assert masker(row)["mask_weights"].sum() == original_budget - 1
+
+
+# Tokenizer: offsets as the checkpoint's tokenizer.json, and the references' options -----------------------------
+
+OFFSET_TEXTS = [
+    "hello, \u2603! x[MASK]y",  # [UNK] for one character; a special token glued to text
+    "x  [UNK] [SEP]y[CLS]",
+    "Caf\u00e9 d\u00e9j\u00e0-vu \ufb01ne \u0130stanbul na\u00efve",
+    "a\u200bb c\x00d e\u2028f g\x85h i\u00a0j k\ufffdl",  # format, control, separator characters
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 \u4e2d\u6587abc",
+    "\u039f\u0394\u039f\u03a3 foo\u2603bar \u0300abc a\u0301\u0302 b",
+    "A " + "x" * 120 + " word",  # a word over 100 characters is [UNK]
+]
+
+
+def _hf_tokenizer(minilm_dir):
+    from tokenizers import Tokenizer
+
+    reference = Tokenizer.from_file(str(minilm_dir / "tokenizer.json"))
+    reference.no_padding()
+    reference.no_truncation()
+    return reference
+
+
+def _random_texts(count, seed=0):
+    rng = np.random.default_rng(seed)
+    alphabet = list("abcXYZ019 .,'-()") + ["\u00e9", "\u0301", "\u4e2d", "\u2603", "\x00", "\u200b", "\u2028",
+                                           "\x85", "\t", "\u3000", "\u0130", "\u03a3", "\ufffd", "[MASK]",
+                                           "[SEP]", "##", "\U0001f600", "\u00df", "\ufb01"]
+    return ["".join(rng.choice(alphabet, size=rng.integers(1, 40))) for _ in range(count)]
+
+
+def test_tokenize_with_offsets_matches_tokenizer_json(minilm_dir):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    reference = _hf_tokenizer(minilm_dir)
+    for text in OFFSET_TEXTS + _random_texts(400):
+        expected = reference.encode(text, add_special_tokens=False)
+        tokens, offsets = tasks.tokenize_with_offsets(tokenizer, text)
+        assert tokens == expected.tokens, text
+        assert offsets == [tuple(span) for span in expected.offsets], text
+        assert [tokenizer.token_to_id(token) for token in tokens] == tokenizer.encode(text), text
+
+
+def _hf_with_options(minilm_dir, lowercase, strip_accents, split_cjk, never_split=()):
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
+
+    vocabulary = (minilm_dir / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    reference = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocabulary)}, unk_token="[UNK]"))
+    reference.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=split_cjk,
+                                                      strip_accents=strip_accents, lowercase=lowercase)
+    reference.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    reference.add_special_tokens([AddedToken(t, normalized=False) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]",
+                                                                             "[MASK]", *never_split)])
+    return reference
+
+
+@pytest.mark.parametrize("lowercase, strip_accents, split_cjk", [(False, True, True), (True, False, True),
+                                                                  (True, None, False), (False, False, False)])
+def test_tokenizer_options_match_the_reference_normalizer(minilm_dir, lowercase, strip_accents, split_cjk):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt", lowercase=lowercase,
+                                                   strip_accents=strip_accents, split_cjk=split_cjk,
+                                                   never_split=["..."])
+    reference = _hf_with_options(minilm_dir, lowercase, strip_accents, split_cjk, never_split=["..."])
+    for text in OFFSET_TEXTS + _random_texts(150, seed=1) + ["wait... what", "R\u00e9sum\u00e9 \u4e2d\u6587"]:
+        expected = reference.encode(text, add_special_tokens=False)
+        assert tokenizer.tokenize(text) == expected.tokens, text
+        assert tokenizer.encode_batch([text])[0] == expected.ids, text
+        tokens, offsets = tokenizer.tokenize_with_offsets(text)
+        assert (tokens, offsets) == (expected.tokens, [tuple(span) for span in expected.offsets]), text
+
+
+def test_never_split_keeps_a_token_whole_and_unknown_ones_become_unk(minilm_dir):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt", never_split=["...", "c++"])
+    assert tokenizer.tokenize("wait...c++ now") == ["wait", "...", "[UNK]", "now"]
+    assert tokenizer.encode_batch(["wait...c++ now"])[0] == tokenizer.encode("wait...c++ now")
+    plain = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    assert plain.tokenize("wait...") == ["wait", ".", ".", "."]
+    assert plain.tokenize("\u4e2d\u6587") == ["\u4e2d", "\u6587"]
+    no_cjk = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt", split_cjk=False)
+    assert no_cjk.tokenize("\u4e2d\u6587") == ["\u4e2d", "##\u6587"]
+
+
+def test_convert_tokens_to_ids_maps_unknown_tokens_to_unk(minilm_dir):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    assert tokenizer.convert_tokens_to_ids(["the", "notatoken!!", "[MASK]"]) == [
+        tokenizer.token_to_id("the"), tokenizer.unk_id, tokenizer.mask_id]
+    assert tokenizer.convert_tokens_to_ids("notatoken!!") == tokenizer.unk_id

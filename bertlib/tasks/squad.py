@@ -2,8 +2,6 @@
 
 import dataclasses
 import json
-import re
-import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -64,42 +62,13 @@ def load_squad(path):
     return examples, document["data"]
 
 
-def _normalized_characters(word, lowercase):
-    """The word as the tokenizer sees it (lowercased, accents stripped) and, per character, its source index."""
-    characters, sources = [], []
-    for index, character in enumerate(word):
-        if lowercase:
-            character = unicodedata.normalize("NFD", character.lower())
-            character = "".join(c for c in character if unicodedata.category(c) != "Mn")
-        characters.append(character)
-        sources.extend([index] * len(character))
-    return "".join(characters), sources
-
-
 def tokenize_with_offsets(tokenizer, text):
     """WordPiece tokens of `text` and each token's (start, end) character span in `text`.
 
-    The tokenizer splits on whitespace first (§4.2's WordPiece follows BERT's basic tokenizer), so each
-    whitespace-separated word is tokenized alone and its pieces are found, in order, in the word as the
-    tokenizer normalizes it. A piece that cannot be found (e.g. [UNK]) spans its whole word.
+    The tokens are `tokenizer.tokenize(text)` (so the ids are those of `encode`) and the spans are those of
+    the checkpoint's `tokenizer.json`: see `WordPieceTokenizer.tokenize_with_offsets`.
     """
-    lowercase = getattr(tokenizer, "lowercase", True)
-    tokens, offsets = [], []
-    for match in re.finditer(r"\S+", text):
-        word, word_start = match.group(), match.start()
-        normalized, sources = _normalized_characters(word, lowercase)
-        cursor = 0
-        for token in tokenizer.tokenize(word):
-            piece = token.removeprefix("##")
-            found = normalized.find(piece, cursor) if piece else -1
-            if found < 0:
-                span = (word_start, word_start + len(word))
-            else:
-                span = (word_start + sources[found], word_start + sources[found + len(piece) - 1] + 1)
-                cursor = found + len(piece)
-            tokens.append(token)
-            offsets.append(span)
-    return tokens, offsets
+    return tokenizer.tokenize_with_offsets(text)
 
 
 @dataclasses.dataclass
