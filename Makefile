@@ -12,7 +12,7 @@ export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: lab test unit notebooks full solutions exercises bench lint clean
+.PHONY: lab test test-mirror unit notebooks full solutions exercises bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,12 +24,20 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: $(STAMP)
+	@echo "Chapters download the datasets they need on first use, checked and cached. Ahead of time:"
+	@echo "    $(BIN)/bertlib download glue squad     ($(BIN)/bertlib download --list shows what is where)"
+	@echo "Canonical hosts blocked? Set BERTLIB_DATA_MIRROR=<mirror base URL>, or BERTLIB_DATA=<your data folder>."
 	$(BIN)/jupyter lab notebooks/
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) tests
 	$(BIN)/bertlib exercises check
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/ exercises/
+
+# `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
+MIRROR_DATA ?= ../shared/data
+test-mirror: $(STAMP)
+	$(BIN)/python tools/serve_mirror.py --data $(MIRROR_DATA) --hide-shared -- $(MAKE) test
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) tests

@@ -12,6 +12,7 @@ COMMANDS = {
     "data": ("bertlib.data", "build pretraining instances (NSP pairs) and write TFRecords"),
     "pretrain": ("bertlib.training", "pretrain with masked LM (+ NSP) on a corpus or TFRecords"),
     "finetune": ("bertlib.finetune", "fine-tune on a GLUE task, SQuAD or SWAG"),
+    "download": ("bertlib.datasets", "fetch datasets by name (glue, sst2, squad_v2, ...) into the cache"),
     "exercises": ("bertlib.course.exercises", "build or check exercises/ from solutions/"),
     "grade": ("bertlib.course.grading", "grade submitted exercise notebooks into a CSV"),
 }

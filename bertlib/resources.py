@@ -1,4 +1,8 @@
-"""Where the course finds its local files: the shared data folder and the packaged real checkpoint."""
+"""Where the course finds its local files: CI's shared folder and the packaged real checkpoint.
+
+Datasets are found by name through `bertlib.datasets.find` (a folder you name, then `shared/data`, then the
+user cache, then a checked download); `shared_dir` is its second place.
+"""
 
 import os
 from pathlib import Path
@@ -13,7 +17,7 @@ def shared_dir():
 
 
 def glue_dir():
-    """`shared/data/glue`, or None."""
+    """`shared/data/glue`, or None (the benchmarks read CI's copy; the course uses `bertlib.datasets`)."""
     shared = shared_dir()
     path = shared / "data" / "glue" if shared else None
     return path if path and path.is_dir() else None

@@ -78,31 +78,13 @@ def repo_root():
     return Path(__file__).resolve().parents[2]
 
 
-GLUE_DOWNLOAD = "https://dl.fbaipublicfiles.com/glue/data/{task}.zip"  # the GLUE benchmark's own files
-
-
 def glue_task_dir(task_folder):
-    """The folder of one GLUE task (e.g. "SST-2", "WNLI").
+    """The folder of one GLUE task (e.g. "SST-2", "WNLI"), found or downloaded by `bertlib.datasets.find`.
 
-    Looks in `shared/data/glue` beside the repository (what CI and tests use); on Colab, where that folder
-    is absent, downloads the task from the GLUE benchmark. Never downloads anywhere else.
+    It looks in `$BERTLIB_DATA`, then `../shared/data` (CI's copy), then the user cache, and otherwise downloads
+    the task from the GLUE benchmark's files, checked against their sha256 (`bertlib download glue` does it
+    ahead of time).
     """
-    from bertlib import resources
+    from bertlib import datasets
 
-    glue = resources.glue_dir()
-    if glue is not None and (glue / task_folder).is_dir():
-        return glue / task_folder
-    if not on_colab():
-        raise FileNotFoundError(
-            f"GLUE task {task_folder!r} not found under shared/data/glue. Put the GLUE folders there (or set "
-            "BERTLIB_SHARED to a folder holding data/glue), as the GLUE download script lays them out.")
-    import urllib.request
-    import zipfile
-
-    target = Path.home() / "glue_data"
-    archive = target / f"{task_folder}.zip"
-    target.mkdir(exist_ok=True)
-    urllib.request.urlretrieve(GLUE_DOWNLOAD.format(task=task_folder), archive)
-    with zipfile.ZipFile(archive) as zipped:
-        zipped.extractall(target)
-    return target / task_folder
+    return datasets.find(datasets.name_of_folder(f"glue/{task_folder}"))

@@ -1,0 +1,126 @@
+"""A local mirror of the course's datasets, built from a data folder, for machines without the internet.
+
+    python tools/serve_mirror.py --data ../shared/data                       # serve; prints the two variables
+    python tools/serve_mirror.py --data ../shared/data --hide-shared -- make test   # run a command against it
+
+From a folder laid out as `bertlib.datasets` expects (`glue/SST-2/train.tsv`, ...), it rebuilds each download
+at the path of its canonical URL (`/glue/data/SST-2.zip`, `/SQuAD-explorer/dataset/dev-v1.1.json`), holding
+the files the folder has, and serves them on 127.0.0.1. A rebuilt zip cannot hash like the original, so it
+writes a registry (`registry.json`, passed as BERTLIB_DATA_REGISTRY) with the rebuilt archives' sha256; the
+files inside must hash exactly as in the real registry, or the build stops. A learner gets the same bytes
+through this mirror as from the canonical hosts.
+
+With a command after `--`, it runs that command with BERTLIB_DATA_MIRROR, BERTLIB_DATA_REGISTRY and a fresh
+BERTLIB_CACHE set (and, with --hide-shared, without ../shared), and exits with the command's status.
+"""
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.parse
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bertlib import datasets  # noqa: E402
+
+
+def build_mirror(data_dir, out_dir):
+    """Lay out `out_dir` like the canonical hosts from the files under `data_dir`; returns the registry written
+    to `out_dir/registry.json` (the datasets found, with the rebuilt downloads' hashes)."""
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    real = datasets.load_registry()
+    mirrored = {}
+    for name, spec in real["datasets"].items():
+        folder = data_dir / spec["folder"]
+        present = {file: folder / file for file in spec["files"] if (folder / file).is_file()}
+        if not present or spec.get("build"):  # MRPC is built from sources a data folder does not hold
+            continue
+        for file, path in present.items():
+            expected, actual = spec["files"][file], datasets.sha256(path)
+            if expected is not None and actual != expected:
+                raise ValueError(f"{path} is not the distributed file: sha256 {actual}, the registry has {expected}.")
+        downloads = []
+        for download in spec["downloads"]:
+            target = out_dir / urllib.parse.urlsplit(download["url"]).path.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if "members" in download:
+                members = {file: member for file, member in download["members"].items() if file in present}
+                if not members:
+                    continue
+                with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zipped:
+                    for file, member in members.items():
+                        zipped.write(present[file], member)
+                downloads.append({**download, "members": members})
+            elif download["file"] in present:
+                shutil.copyfile(present[download["file"]], target)
+                downloads.append(dict(download))
+            else:
+                continue
+            downloads[-1].update(sha256=datasets.sha256(target), size=target.stat().st_size,
+                                 hash_source=f"rebuilt by tools/serve_mirror.py from {data_dir}")
+        mirrored[name] = {**spec, "downloads": downloads,
+                          "files": {file: datasets.sha256(path) for file, path in present.items()}}
+    registry = {"about": [f"Downloads rebuilt from {data_dir} by tools/serve_mirror.py; the files inside hash as "
+                          "in bertlib/registry.json."], "groups": {}, "datasets": mirrored}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
+    return registry
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+def serve(folder, port=0, handler=_QuietHandler):
+    """Serve `folder` over HTTP on 127.0.0.1 from a daemon thread; returns `(server, base_url)`.
+    Stop it with `server.shutdown(); server.server_close()`."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=datasets.resources.REPO_ROOT.parent / "shared" / "data",
+                        help="folder to mirror, laid out as bertlib.datasets expects (default: ../shared/data)")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument("--hide-shared", action="store_true",
+                        help="run the command as on a fresh clone: ../shared is not looked at")
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    if not args.data.is_dir():
+        parser.error(f"--data {args.data} is not a folder")
+    with tempfile.TemporaryDirectory(prefix="bertlib-mirror-") as scratch:
+        registry = build_mirror(args.data, Path(scratch) / "mirror")
+        server, url = serve(Path(scratch) / "mirror", args.port)
+        variables = {"BERTLIB_DATA_MIRROR": url, "BERTLIB_DATA_REGISTRY": str(Path(scratch) / "mirror" / "registry.json")}
+        print(f"Mirroring {', '.join(registry['datasets'])} from {args.data} at {url}", flush=True)
+        try:
+            if not command:
+                print("".join(f"export {key}={value}\n" for key, value in variables.items()) + "Ctrl-C stops it.")
+                threading.Event().wait()
+            environment = {**os.environ, **variables, "BERTLIB_CACHE": str(Path(scratch) / "cache")}
+            if args.hide_shared:
+                environment["BERTLIB_SHARED"] = str(Path(scratch) / "no-shared")
+                environment.pop("BERTLIB_DATA", None)
+            return subprocess.call(command, env=environment)
+        except KeyboardInterrupt:
+            return 130
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
