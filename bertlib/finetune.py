@@ -362,7 +362,8 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         task: a GLUE task ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"), "squad_v1",
             "squad_v2" or "swag".
         data_dir: the GLUE folder (or the task's folder), the SQuAD folder (or one JSON file, used for train
-            and dev), or the SWAG folder (train.csv, val.csv).
+            and dev), or the SWAG folder (train.csv, val.csv); None finds the task's data by name
+            (`bertlib.datasets.find`), downloading it once into the cache if it is nowhere on this machine.
         init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
         epochs, batch_size, learning_rate: the fine-tuning hyperparameters (appendix A.3).
         max_seq_length: int, defaults to 128.
@@ -455,8 +456,9 @@ def _prediction_text(value, label_names):
 
 def add_arguments(parser):
     parser.add_argument("--task", required=True, help=f"one of {', '.join(tasks.TASKS)}")
-    parser.add_argument("--data-dir", required=True,
-                        help="GLUE folder (or the task's), SQuAD folder or JSON file, SWAG folder")
+    parser.add_argument("--data-dir", default=None,
+                        help="GLUE folder (or the task's), SQuAD folder or JSON file, SWAG folder (default: the "
+                             "task's data found by name, or downloaded once and cached: `bertlib download`)")
     parser.add_argument("--init", required=True,
                         help="preset name (random init), .keras file from `bertlib pretrain`, or Hugging Face folder")
     parser.add_argument("--epochs", type=int, default=3)

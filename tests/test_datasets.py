@@ -388,3 +388,22 @@ def test_mirror_tool_rebuilds_downloads_whose_files_hash_as_the_real_registry(tm
     (data / "glue" / "WNLI" / "dev.tsv").write_bytes((data / "glue" / "WNLI" / "dev.tsv").read_bytes() + b"x")
     with pytest.raises(ValueError, match="not the distributed file"):
         serve_mirror.build_mirror(data, tmp_path / "mirror2")
+
+
+def test_loaders_and_the_finetune_command_find_data_by_name(places, monkeypatch):
+    from bertlib import tasks
+
+    mine = places["root"] / "mine"
+    (mine / "glue" / "SST-2").mkdir(parents=True)
+    (mine / "glue" / "SST-2" / "dev.tsv").write_text("sentence\tlabel\na fine film \t1\n", encoding="utf-8")
+    (mine / "squad").mkdir()
+    (mine / "squad" / "dev-v1.1.json").write_text("{}", encoding="utf-8")
+    (mine / "swag").mkdir()
+    (mine / "swag" / "val.csv").write_text("", encoding="utf-8")
+    monkeypatch.setenv("BERTLIB_DATA", str(mine))
+    dev = tasks.load_glue("sst2", None, "dev")
+    assert dev.texts_a == ["a fine film "] and dev.labels.tolist() == [1]
+    assert tasks.squad_file("squad_v1", None, "dev") == mine / "squad" / "dev-v1.1.json"
+    assert tasks.swag_file(None, "dev") == mine / "swag" / "val.csv"
+    parser = cli.build_parser("finetune")
+    assert parser.parse_args(["finetune", "--task", "sst2", "--init", "tiny"]).data_dir is None

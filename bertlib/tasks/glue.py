@@ -65,7 +65,8 @@ class Examples:
 def glue_file(task, data_dir, split):
     """The TSV of `split` ("train", "dev", or "dev_mismatched" for MNLI).
 
-    `data_dir` is the GLUE folder (holding `SST-2/`, `CoLA/`, ...) or the task's own folder.
+    `data_dir` is the GLUE folder (holding `SST-2/`, `CoLA/`, ...) or the task's own folder; None finds the task
+    by name (`bertlib.datasets.find`: BERTLIB_DATA, ../shared/data, the user cache, else a checked download).
     """
     if task not in GLUE_TASKS:
         raise ValueError(f"{task!r} is not a GLUE task; expected one of {list(GLUE_TASKS)}.")
@@ -75,6 +76,10 @@ def glue_file(task, data_dir, split):
         names["dev_mismatched"] = spec.dev_files[1]
     if split not in names:
         raise ValueError(f"Unknown split {split!r} for {task}; expected one of {list(names)}.")
+    if data_dir is None:
+        from bertlib import datasets
+
+        data_dir = datasets.find(task)
     data_dir = Path(data_dir)
     file_in_data_dir = data_dir / names[split]
     path = file_in_data_dir if file_in_data_dir.is_file() else data_dir / spec.folder / names[split]

@@ -28,7 +28,12 @@ class SquadExample:
 
 
 def squad_file(task, data_dir, split):
-    """The official file name for the task and split (e.g. `dev-v2.0.json`), or `data_dir` when it is a file."""
+    """The official file name for the task and split (e.g. `dev-v2.0.json`), or `data_dir` when it is a file;
+    `data_dir=None` finds the task's files by name (`bertlib.datasets.find`)."""
+    if data_dir is None:
+        from bertlib import datasets
+
+        data_dir = datasets.find(task)
     data_dir = Path(data_dir)
     if data_dir.is_file():
         return data_dir

@@ -15,7 +15,12 @@ SWAG_FILES = {"train": "train.csv", "dev": "val.csv"}
 
 
 def swag_file(data_dir, split):
-    """`train.csv` or `val.csv` (the dev split) of the SWAG release, or `data_dir` itself when it is a file."""
+    """`train.csv` or `val.csv` (the dev split) of the SWAG release, or `data_dir` itself when it is a file;
+    `data_dir=None` finds SWAG by name (`bertlib.datasets.find`)."""
+    if data_dir is None:
+        from bertlib import datasets
+
+        data_dir = datasets.find("swag")
     data_dir = Path(data_dir)
     if data_dir.is_file():
         return data_dir
