@@ -8,7 +8,8 @@ sentence strings, the input of `bertlib.data.create_nsp_instances`.
 - `python_docs()`: a small English corpus that is on every machine: the Python standard library's own
   documentation (the language reference topics behind `help("assert")`, and docstrings of standard modules).
 - `text_files(paths)`: your own text, in the input format of BERT's `create_pretraining_data.py`.
-- `wikitext103()`, `bookcorpus_wikipedia()`: the real thing, through the optional `datasets` package.
+- `wikitext103()`: the real thing, found or downloaded once by `bertlib.datasets` (`bertlib download wikitext103`).
+- `bookcorpus_wikipedia()`: English Wikipedia, streamed through the optional `datasets` package.
 """
 
 import functools
@@ -221,16 +222,27 @@ def _load_dataset(*args, **kwargs):
             "HF_DATASETS_CACHE). Offline, use bertlib.corpora.python_docs() or text_files(...).") from error
 
 
+WIKITEXT_FILES = {"train": "wiki.train.raw", "validation": "wiki.valid.raw", "test": "wiki.test.raw"}
+
+
 def wikitext103(split="train", max_documents=None):
     """WikiText-103 (Merity et al., 2016; raw text of 28k Wikipedia articles) as documents of sentences.
 
     Each article (a line ` = Title = `) is a document; its paragraphs are split into sentences with
-    `split_sentences`. Needs the `datasets` package and, the first time, the internet (about 300 MB).
+    `split_sentences`. The files are found by `bertlib.datasets.find("wikitext103")`; the first time, with
+    nothing on this machine, that downloads the 192 MB archive (`bertlib download wikitext103` does it ahead).
+
+    Args:
+        split: "train", "validation" or "test".
+        max_documents: int or None, stop after this many articles.
     """
-    rows = _load_dataset("Salesforce/wikitext", "wikitext-103-raw-v1", split=split)
+    from bertlib import datasets
+
+    if split not in WIKITEXT_FILES:
+        raise ValueError(f"Unknown WikiText-103 split {split!r}; expected one of {list(WIKITEXT_FILES)}.")
     documents, sentences = [], []
-    for row in rows:
-        line = row["text"].strip()
+    for row in _lines(datasets.find("wikitext103") / WIKITEXT_FILES[split]):
+        line = row.strip()
         if re.fullmatch(r"= [^=].* =", line):  # a top-level title: a new article
             if len(sentences) >= MIN_SENTENCES_PER_DOCUMENT:
                 documents.append(sentences)
@@ -242,6 +254,11 @@ def wikitext103(split="train", max_documents=None):
     if len(sentences) >= MIN_SENTENCES_PER_DOCUMENT:
         documents.append(sentences)
     return documents[:max_documents] if max_documents else documents
+
+
+def _lines(path):
+    with open(path, encoding="utf-8") as handle:  # streamed: wiki.train.raw is 540 MB
+        yield from handle
 
 
 def bookcorpus_wikipedia(max_documents=None, wikipedia_config="20231101.en"):

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from bertlib import corpora
+from bertlib import corpora, datasets
 
 
 def fingerprint(documents):
@@ -94,14 +94,14 @@ def test_text_files_names_the_file_and_offset_of_bad_bytes(tmp_path):
         corpora.text_files(tmp_path / "missing.txt")
 
 
-@pytest.mark.parametrize("loader", [corpora.wikitext103, corpora.bookcorpus_wikipedia])
+@pytest.mark.parametrize("loader", [corpora.bookcorpus_wikipedia])
 def test_real_corpora_explain_a_missing_datasets_package(monkeypatch, loader):
     monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
     with pytest.raises(ImportError, match=r'pip install "bertlib\[datasets\]"'):
         loader()
 
 
-@pytest.mark.parametrize("loader", [corpora.wikitext103, corpora.bookcorpus_wikipedia])
+@pytest.mark.parametrize("loader", [corpora.bookcorpus_wikipedia])
 def test_real_corpora_explain_being_offline(monkeypatch, loader):
     def load_dataset(*args, **kwargs):
         raise ConnectionError("Couldn't reach 'Salesforce/wikitext' on the Hub (LocalEntryNotFoundError)")
@@ -111,21 +111,39 @@ def test_real_corpora_explain_being_offline(monkeypatch, loader):
         loader()
 
 
-def test_wikitext103_groups_lines_into_articles(monkeypatch):
+@pytest.fixture
+def no_data(tmp_path, monkeypatch):
+    """No dataset on this machine (no BERTLIB_DATA, no ../shared, an empty cache) and downloads that fail at once."""
+    monkeypatch.setenv("BERTLIB_SHARED", str(tmp_path / "no-shared"))
+    monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("BERTLIB_DATA_MIRROR", "http://127.0.0.1:9")  # the discard port: connection refused
+    monkeypatch.delenv("BERTLIB_DATA", raising=False)
+    monkeypatch.delenv("BERTLIB_DATA_REGISTRY", raising=False)
+    monkeypatch.setattr(datasets, "DOWNLOAD_RETRIES", 0)
+    return tmp_path
+
+
+def test_wikitext103_groups_lines_into_articles(no_data, monkeypatch):
     # The layout of wikitext-103-raw-v1: " = Title = " starts an article, " = = Section = = " does not.
     rows = [" = Valkyria Chronicles III = \n", "", " Senjō no Valkyria 3 is a video game. It was released in 2011.\n",
             " = = Gameplay = = \n", " The game plays like its predecessors. Squads fight in turns.\n",
             " = Tower Building = \n", " A stub with one sentence.\n",
             " = Third Article = \n", " First line here. Second line here.\n"]
-
-    def load_dataset(path, name, split):
-        assert (path, name, split) == ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
-        return [{"text": row} for row in rows]
-
-    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    folder = no_data / "mine" / "wikitext-103-raw"
+    folder.mkdir(parents=True)
+    (folder / "wiki.train.raw").write_text("".join(row or "\n" for row in rows), encoding="utf-8")
+    monkeypatch.setenv("BERTLIB_DATA", str(no_data / "mine"))
     assert corpora.wikitext103() == [
         ["Senjō no Valkyria 3 is a video game.", "It was released in 2011.",
          "The game plays like its predecessors.", "Squads fight in turns."],
         ["First line here.", "Second line here."],
     ]
     assert corpora.wikitext103(max_documents=1) == corpora.wikitext103()[:1]
+    with pytest.raises(ValueError, match="'valid'.*'validation'"):
+        corpora.wikitext103("valid")
+
+
+def test_wikitext103_offline_names_the_dataset_and_the_command(no_data):
+    with pytest.raises(FileNotFoundError, match=r"(?s)'wikitext103'.*wikitext-103-raw-v1\.zip.*bertlib download "
+                                                r"wikitext103"):
+        corpora.wikitext103()
