@@ -279,3 +279,66 @@ def test_no_wall_clock_assertion(path):
     found = timing_assertions([source_of(cell) for cell in cells])
     assert not found, (f"{path.name}: assertions on measured time (code cell number, line): {found}. Assert "
                        "counted work, and wall-clock claims only through evidence.timing_claim.")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# bertlib.course.evidence itself
+
+def test_spread_and_describe_claim_a_direction_only_when_the_range_excludes_zero():
+    assert evidence.spread([3.0, -1.0, 2.0]) == evidence.Spread(2.0, -1.0, 3.0, 3)
+    assert evidence.spread([1.0, 2.5, 0.5]).direction == 1 and evidence.spread([-1.0, -0.1]).direction == -1
+    assert evidence.describe(evidence.spread([-1.0, 2.0, 0.5])).startswith("no measurable difference at this scale")
+    assert evidence.describe(evidence.spread([1.0, 2.0, 0.5]), higher="No NSP higher").startswith("No NSP higher")
+    with pytest.raises(ValueError, match="NaN"):
+        evidence.spread([1.0, float("nan")])
+
+
+def test_timing_claim_asserts_only_in_full_mode(monkeypatch, capsys):
+    monkeypatch.setattr(evidence.course, "FAST", True)
+    assert evidence.timing_claim(False, "cache 8x faster") is False  # reported, not asserted
+    assert "does NOT hold" in capsys.readouterr().out
+    monkeypatch.setattr(evidence.course, "FAST", False)
+    with pytest.raises(AssertionError, match="cache 8x faster"):
+        evidence.timing_claim(False, "cache 8x faster")
+
+
+def test_tiny_model_key_covers_every_setting():
+    base = evidence.tiny_settings()
+    keys = {evidence.tiny_key(base)}
+    for name, value in base.items():
+        changed = {**base, name: (not value) if isinstance(value, bool) else
+                   (value + 1 if isinstance(value, int) else
+                    value * 0.5 if isinstance(value, float) else None if value is not None else 1000)}
+        keys.add(evidence.tiny_key(changed))
+    assert len(keys) == len(base) + 1  # every setting changes the key
+    with pytest.raises(TypeError, match="unknown setting"):
+        evidence.tiny_settings(stepz=10)
+
+
+def test_tiny_model_is_trained_once_when_two_callers_race(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path))
+    calls = []
+
+    def slow_pretrain(folder, settings):
+        calls.append(folder)
+        time.sleep(0.5)  # long enough for the other caller to arrive while this one trains
+        (folder / "settings.json").write_text(json.dumps(settings))
+        (folder / "marker").write_text("trained")
+
+    monkeypatch.setattr(evidence, "_pretrain_into", slow_pretrain)
+    monkeypatch.setattr(evidence, "_load", lambda folder, settings, cached: (folder, cached))
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(evidence.tiny_pretrained(verbose=False, steps=7)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1, calls  # one trained, the other waited and loaded
+    assert sorted(cached for _, cached in results) == [False, True]
+    folder = results[0][0]
+    assert (folder / "marker").read_text() == "trained"
+    assert not [path for path in folder.parent.iterdir() if path.name.endswith(".tmp")]  # no staging left
