@@ -286,7 +286,9 @@ def test_no_wall_clock_assertion(path):
 
 def test_spread_and_describe_claim_a_direction_only_when_the_range_excludes_zero():
     assert evidence.spread([3.0, -1.0, 2.0]) == evidence.Spread(2.0, -1.0, 3.0, 3)
-    assert evidence.spread([1.0, 2.5, 0.5]).direction == 1 and evidence.spread([-1.0, -0.1]).direction == -1
+    assert evidence.spread([1.0, 2.5, 0.5]).direction == 1 and evidence.spread([-1.0, -0.1, -3]).direction == -1
+    assert evidence.spread([-1.0, -0.1]).direction == 0  # fewer than MIN_SEEDS seeds: no direction
+    assert evidence.describe(evidence.spread([2.0])).startswith("no direction claimed from 1 seed")
     assert evidence.describe(evidence.spread([-1.0, 2.0, 0.5])).startswith("no measurable difference at this scale")
     assert evidence.describe(evidence.spread([1.0, 2.0, 0.5]), higher="No NSP higher").startswith("No NSP higher")
     with pytest.raises(ValueError, match="NaN"):

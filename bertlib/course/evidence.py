@@ -12,6 +12,7 @@
 """
 
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -75,6 +76,10 @@ def score_line(name, value, baseline, baseline_name="majority", above=True, marg
     return value
 
 
+# Fewer seeds than this give no range worth reading: no direction is claimed from them.
+MIN_SEEDS = 3
+
+
 class Spread(NamedTuple):
     """Median and range of one quantity over seeds."""
 
@@ -85,8 +90,8 @@ class Spread(NamedTuple):
 
     @property
     def excludes_zero(self):
-        """True when every seed agrees on the sign (the range does not contain 0)."""
-        return self.low > 0 or self.high < 0
+        """True when at least `MIN_SEEDS` seeds all agree on the sign (the range does not contain 0)."""
+        return self.count >= MIN_SEEDS and (self.low > 0 or self.high < 0)
 
     @property
     def direction(self):
@@ -111,6 +116,8 @@ def describe(spread_, unit="points", higher="higher", lower="lower"):
         return f"{higher} ({text})"
     if spread_.direction < 0:
         return f"{lower} ({text})"
+    if spread_.count < MIN_SEEDS:
+        return f"no direction claimed from {spread_.count} seed(s) ({text})"
     return f"no measurable difference at this scale ({text})"
 
 
@@ -130,7 +137,8 @@ def show_spread(differences, title, ylabel, unit="points", ax=None):
     width = max(len(name) for name in spreads)
     print(f"{'':<{width}}  {'median':>8}  {'range':>17}  seeds  reading")
     for name, s in spreads.items():
-        reading = "range excludes 0" if s.excludes_zero else "range includes 0"
+        reading = ("range excludes 0" if s.excludes_zero else "range includes 0" if s.count >= MIN_SEEDS
+                   else f"{s.count} seed(s): no direction claimed")
         print(f"{name:<{width}}  {s.median:>+8.1f}  {s.low:>+7.1f} to {s.high:<+7.1f}  {s.count:>5}  {reading}")
     own_figure = ax is None
     if own_figure:
@@ -190,7 +198,7 @@ TINY_DEFAULTS = {
 }
 # The library files a cached model depends on: a change to any of them retrains.
 _SOURCES = ("config.py", "layers.py", "model.py", "masking.py", "nsp.py", "data.py", "tokenizer.py",
-            "training.py", "corpora.py", "course/evidence.py")
+            "training.py", "corpora.py")
 
 
 class TinyModel(NamedTuple):
@@ -227,6 +235,8 @@ def tiny_key(settings):
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for name in _SOURCES:
         digest.update((package / name).read_bytes())
+    for function in (_pretrain_into, _tokenizer_for, _documents):  # this module's training code, not its printing
+        digest.update(inspect.getsource(function).encode())
     return digest.hexdigest()[:16]
 
 
