@@ -118,11 +118,10 @@ def cache_dir():
 
 
 def places():
-    """`(label, root)` pairs in lookup order; a root is None when its place is not set or absent."""
+    """`(label, root)` pairs in lookup order; the root is None when BERTLIB_DATA is not set."""
     named = os.environ.get("BERTLIB_DATA")
-    shared = resources.shared_dir()
     return [("BERTLIB_DATA", Path(named) if named else None),
-            ("../shared/data", shared / "data" if shared else None),
+            ("../shared/data", resources.shared_path() / "data"),
             ("user cache", cache_dir())]
 
 

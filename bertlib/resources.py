@@ -10,9 +10,14 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def shared_path():
+    """Where the `shared/` folder is expected: `$BERTLIB_SHARED`, else beside the repository."""
+    return Path(os.environ.get("BERTLIB_SHARED", REPO_ROOT.parent / "shared"))
+
+
 def shared_dir():
     """The `shared/` folder beside the repository (or `$BERTLIB_SHARED`), or None when it is absent."""
-    path = Path(os.environ.get("BERTLIB_SHARED", REPO_ROOT.parent / "shared"))
+    path = shared_path()
     return path if path.is_dir() else None
 
 

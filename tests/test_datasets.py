@@ -254,7 +254,7 @@ def test_offline_error_names_the_dataset_every_place_the_url_and_the_command(pla
         datasets.find("toy")
     message = str(error.value)
     for expected in ("'toy'", f"BERTLIB_DATA: {places['root'] / 'mine' / 'glue' / 'TOY'}",
-                     "../shared/data: not set", f"user cache: {places['cache'] / 'glue' / 'TOY'}",
+                     f"../shared/data: {places['root'] / 'shared' / 'data' / 'glue' / 'TOY'} (absent)", f"user cache: {places['cache'] / 'glue' / 'TOY'}",
                      f"{closed}/glue/data/TOY.zip", "`bertlib download toy`", "BERTLIB_DATA_MIRROR"):
         assert expected in message
     assert isinstance(error.value, FileNotFoundError)  # the CLI's `except FileNotFoundError` reports it
