@@ -101,7 +101,7 @@ def load_glue(task, data_dir, split="train"):
     STS-B or MNLI do not matter.
 
     Example:
-    >>> examples = load_glue("sst2", "shared/data/glue", "dev")
+    >>> examples = load_glue("sst2", None, "dev")  # None: SST-2 found by name (bertlib.datasets)
     >>> len(examples), examples.texts_a[0], examples.labels[0]
     (872, "it 's a charming and often affecting journey . ", 1)
     """
