@@ -124,6 +124,12 @@ def load_hf_checkpoint(path, dtype=None, attention="explicit"):
         raise FileNotFoundError(f"{weights_file} not found: bertlib reads safetensors weights only "
                                 "(convert pytorch_model.bin with `safetensors` first).")
     tensors = _canonical(load_file(str(weights_file)))
+    stored_layers = {int(name.split(".")[2]) for name in tensors
+                     if name.startswith("encoder.layer.") and name.split(".")[2].isdigit()}
+    if stored_layers and stored_layers != set(range(config.num_layers)):
+        raise ValueError(f"{path / 'config.json'} says num_hidden_layers={config.num_layers} but {weights_file} "
+                         f"holds the layers {sorted(stored_layers)}; a layer would be dropped or left random. "
+                         "Fix num_hidden_layers in config.json.")
     backbone = BertBackbone(config, dtype=dtype)
     for variable, names in _weight_names(backbone):
         missing = [name for name in names if name not in tensors]

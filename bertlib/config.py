@@ -70,6 +70,10 @@ class BertConfig:
                 f"BertConfig.hidden_dim ({self.hidden_dim}) must be divisible by num_heads "
                 f"({self.num_heads}): each head gets hidden_dim / num_heads dimensions."
             )
+        for name in ("dropout", "layer_norm_epsilon"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"BertConfig.{name} must be a number, got {value!r}.")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"BertConfig.dropout must be in [0, 1), got {self.dropout!r}.")
         if not self.layer_norm_epsilon > 0:
@@ -81,6 +85,8 @@ class BertConfig:
 
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"BertConfig.activation must be one of {ACTIVATIONS}, got {self.activation!r}.")
+        if not isinstance(self.causal, bool):  # "yes" or "no" would both be truthy
+            raise ValueError(f"BertConfig.causal must be True or False, got {self.causal!r}.")
 
     @property
     def head_dim(self):

@@ -190,6 +190,9 @@ def _read_documents(path):
     except UnicodeDecodeError as error:
         raise ValueError(f"{path} is not UTF-8 text: byte 0x{data[error.start]:02x} at byte offset {error.start} "
                          "cannot be decoded. Re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`).") from error
+    if "\x00" in text:  # valid UTF-8 can still be a binary file; text never holds NUL bytes
+        raise ValueError(f"{path} holds NUL bytes at offset {text.index(chr(0))}: it looks like a binary file, "
+                         "not text (expected one sentence per line, UTF-8).")
     documents, sentences = [], []
     for line in text.lstrip("\ufeff").splitlines():
         line = line.strip()

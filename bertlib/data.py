@@ -14,7 +14,9 @@ The command `bertlib data` builds the arrays from a corpus and writes them as sh
 """
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -323,6 +325,9 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
+MAX_MODEL_SEQ_LENGTH = 512  # the presets' learned positions (BertConfig.max_sequence_length)
+
+
 def add_arguments(parser):
     parser.add_argument("--corpus", nargs="+", default=["python-docs"],
                         help="'python-docs' (the embedded corpus) or text files: one sentence per line, "
@@ -337,14 +342,67 @@ def add_arguments(parser):
     parser.add_argument("--static-masking", action="store_true",
                         help="mask once and store masked_lm_* features (default: leave masking to training)")
     parser.add_argument("--max-predictions", type=int, default=20, help="prediction slots per sequence")
+    parser.add_argument("--overwrite", action="store_true", help="replace the shards already in --out")
+
+
+def check_arguments(args):
+    """Every argument of `bertlib data` checked before the corpus is read: a ValueError naming the problem."""
+    problems = []
+    if not 5 <= args.max_seq_length <= MAX_MODEL_SEQ_LENGTH:
+        problems.append(f"--max-seq-length {args.max_seq_length}: an NSP pair [CLS] A [SEP] B [SEP] needs at "
+                        f"least 5 tokens, and the model has {MAX_MODEL_SEQ_LENGTH} positions")
+    for name in ("dupe_factor", "num_shards", "max_predictions"):
+        if getattr(args, name) < 1:
+            problems.append(f"--{name.replace('_', '-')} {getattr(args, name)} must be at least 1")
+    if not 0.0 <= args.short_seq_prob <= 1.0:
+        problems.append(f"--short-seq-prob {args.short_seq_prob} must be in [0, 1]")
+    if args.seed < 0:
+        problems.append(f"--seed {args.seed} must be >= 0")
+    if args.vocab is not None and not Path(args.vocab).is_file():
+        problems.append(f"--vocab {args.vocab} is not a file (expected a vocab.txt, one piece per line)")
+    if args.corpus != ["python-docs"]:
+        missing = [path for path in args.corpus if not Path(path).exists()]
+        if missing:
+            problems.append(f"--corpus files not found: {missing} (expected 'python-docs' or text files)")
+    if problems:
+        raise ValueError("; ".join(problems) + ".")
+    check_out_dir(args.out, args.overwrite)
+
+
+def check_out_dir(out, overwrite=False):
+    """`--out` must be a writable folder without shards, unless `overwrite` (then its shards are replaced)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; expected a folder for the TFRecord shards.")
+    if out.is_dir() and any(out.glob("*.tfrecord")) and not overwrite:
+        raise ValueError(f"--out {out} already holds TFRecord shards; choose a new folder or pass --overwrite.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=out, prefix=".bertlib-write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"--out {out} cannot be written ({error.strerror or error}); choose a folder you "
+                         "can write to.") from error
 
 
 def run(args):
+    try:
+        return _run(args)
+    except (ValueError, OSError) as error:  # a bad corpus, vocabulary or folder: say which, no traceback
+        print(f"bertlib data: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
     from bertlib import corpora
     from bertlib.masking import MaskedLMMasker
     from bertlib.tokenizer import WordPieceTokenizer
 
+    check_arguments(args)
     documents = corpora.python_docs() if args.corpus == ["python-docs"] else corpora.text_files(args.corpus)
+    if not documents:
+        raise ValueError(f"--corpus {args.corpus} holds no text (empty files or only blank lines).")
     tokenizer = (WordPieceTokenizer.from_vocab_file(args.vocab) if args.vocab else default_tokenizer())
     arrays = build_pretraining_arrays(documents, tokenizer, max_seq_length=args.max_seq_length,
                                       dupe_factor=args.dupe_factor, short_seq_prob=args.short_seq_prob,
@@ -353,6 +411,10 @@ def run(args):
         masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=args.max_predictions, seed=args.seed)
         masked = masker(arrays["token_ids"])
         arrays.update(masked)
+    if args.num_shards > len(arrays["token_ids"]):
+        raise ValueError(f"--num-shards {args.num_shards} exceeds the {len(arrays['token_ids'])} instances built.")
+    for old in Path(args.out).glob("*.tfrecord"):  # --overwrite: never mix two runs' shards
+        old.unlink()
     paths = write_tfrecords(arrays, args.out, num_shards=args.num_shards)
     summary = {"instances": len(arrays["token_ids"]), "documents": len(documents),
                "tokens": int(arrays["padding_mask"].sum()),

@@ -16,8 +16,13 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import math
+import os
+import shutil
 import sys
+import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -35,13 +40,20 @@ SORTING_POOL_BATCHES = 50  # training batches are formed from length-sorted pool
 
 # INIT: a preset, a .keras file or a Hugging Face folder -------------------------------------------------------
 
-def load_init(init):
-    """`(backbone, tokenizer)` for INIT (see the module docstring); a clear error when INIT is none of them."""
+def load_init(init, seed=None):
+    """`(backbone, tokenizer)` for INIT (see the module docstring); a clear error when INIT is none of them.
+
+    `seed` (int) seeds Keras first, so a preset's random initial weights are the same on every run.
+    """
+    import keras
+
     from bertlib.config import BertConfig
     from bertlib.data import default_tokenizer
     from bertlib.model import BertBackbone
     from bertlib.tokenizer import WordPieceTokenizer
 
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
     path = Path(init)
     if str(init) in BertConfig.preset_names() and not path.exists():
         tokenizer = default_tokenizer()
@@ -284,6 +296,10 @@ def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length
         return scores, {"answers": answers, "null_score_diffs": null_score_diffs}
     outputs = _predict(model, data.dev_inputs, batch_size)
     predictions = outputs[:, 0] if task == "stsb" else outputs.argmax(axis=-1)
+    if not np.isfinite(outputs).all():  # argmax would turn NaN logits into class 0: no score is honest
+        warnings.warn(f"The model's dev outputs hold {int((~np.isfinite(outputs)).sum())} NaN or infinite "
+                      "values; the metrics are NaN. Try a lower learning rate.", RuntimeWarning, stacklevel=2)
+        return {name: math.nan for name in metrics.TASK_METRICS[task]}, {"dev": predictions}
     scores = metrics.compute_metrics(task, data.dev_targets, predictions)
     result = {"dev": predictions}
     if "mismatched" in data.dev_extra:
@@ -355,7 +371,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
              output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
              max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0,
              na_prob_thresh=1.0, verbose=1,
-             jit_compile="auto", log=None, pooling="cls", strategy=None, return_model=False):
+             jit_compile="auto", log=None, pooling="cls", strategy=None, return_model=False, overwrite=False):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
     Args:
@@ -369,7 +385,9 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         max_seq_length: int, defaults to 128.
         seed: int. Seeds the head, dropout, the training subset and the shuffling.
         output_dir: optional folder for the model (`model.keras`), its `vocab.txt`, the dev predictions and
-            `metrics.json`.
+            `metrics.json`. It must be empty or new (unless `overwrite`) and writable; both are checked
+            before any work. If writing still fails at the end, the outputs go to a new temporary folder,
+            named in a warning and in the result's "output_dir".
         grid: None (one run), "" (appendix A.3's 18 runs) or a subset spec (`parse_grid`).
         max_train_examples: optional size of a seeded random training subset.
         max_eval_examples: optional number of the first dev examples to score.
@@ -384,6 +402,8 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
         strategy: optional `tf.distribute` strategy (`bertlib.distribute.get_strategy`); INIT is loaded and
             trained inside its scope.
         return_model: also return the best fine-tuned model: `(result, model)`.
+        overwrite: bool, defaults to False. Replace the outputs of an earlier run in `output_dir` (all of
+            bertlib's output files there are removed first, so two runs' files never mix).
 
     Example:
     >>> finetune("sst2", "shared/data/glue", "tiny", epochs=1, max_train_examples=64)["accuracy"]
@@ -394,9 +414,15 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
             raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     if not learning_rate > 0:
         raise ValueError(f"learning_rate must be positive, got {learning_rate!r}.")
+    if task.startswith("squad"):
+        for name, value in {"doc_stride": doc_stride, "max_query_length": max_query_length}.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    if output_dir is not None:
+        output_dir = check_output_dir(output_dir, overwrite)
     scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
     with scope:
-        backbone, tokenizer = load_init(init)
+        backbone, tokenizer = load_init(init, seed=seed)
     if max_seq_length > backbone.config.max_sequence_length:
         raise ValueError(f"max_seq_length={max_seq_length} exceeds the model's {backbone.config.max_sequence_length} "
                          "learned positions.")
@@ -408,7 +434,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
     for index, setting in enumerate(settings):
         with scope:
             if index > 0:
-                backbone, _ = load_init(init)  # every run starts from INIT's weights
+                backbone, _ = load_init(init, seed=seed)  # every run starts from INIT's weights
             model, result, predictions = train_and_evaluate(
                 task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, pooling=pooling,
                 n_best_size=n_best_size, max_answer_length=max_answer_length,
@@ -422,15 +448,71 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
     if grid is not None:
         result = {**result, "runs": runs}
     if output_dir is not None:
-        save_outputs(Path(output_dir), task, model, tokenizer, result, predictions, data)
+        written = write_with_fallback(
+            output_dir, task, lambda folder: save_outputs(folder, task, model, tokenizer, result, predictions, data))
+        if written != output_dir:
+            result = {**result, "output_dir": str(written)}
     return (result, model) if return_model else result
 
 
 # Outputs -------------------------------------------------------------------------------------------------------
 
+OUTPUT_PATTERNS = ("model.keras", "vocab.txt", "metrics.json", "predictions.json", "null_odds.json",
+                   "*_predictions.tsv")  # what `save_outputs` writes
+
+
+def check_output_dir(output_dir, overwrite=False):
+    """Make sure `output_dir` can take a run's outputs before the run starts; returns it as a Path.
+
+    It is created if missing. It must be a folder, writable, and hold no earlier outputs unless `overwrite`.
+    """
+    output_dir = Path(output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ValueError(f"--output-dir {output_dir} is a file; expected a folder (new or empty).")
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not overwrite:
+        present = sorted(entry.name for entry in output_dir.iterdir())
+        raise ValueError(f"--output-dir {output_dir} is not empty (it holds {present[:5]}"
+                         f"{' ...' if len(present) > 5 else ''}); bertlib does not overwrite a run's outputs. "
+                         "Choose a new folder, or pass --overwrite (overwrite=True) to replace them.")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=output_dir, prefix=".bertlib-write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"--output-dir {output_dir} cannot be written ({error.strerror or error}); choose "
+                         "a folder you can write to. Nothing was trained.") from error
+    return output_dir
+
+
+def write_with_fallback(output_dir, task, write):
+    """`write(output_dir)`; if that fails (the folder was removed or made read-only meanwhile), `write` into
+    a new temporary folder instead, and say where. Returns the folder written."""
+    try:
+        write(output_dir)
+        return output_dir
+    except OSError as error:
+        fallback = Path(tempfile.mkdtemp(prefix=f"bertlib-{task}-"))
+        write(fallback)
+        message = (f"could not write the outputs to {output_dir} ({error}); they are saved in {fallback} "
+                   "instead.")
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        print(f"bertlib finetune: warning: {message}", file=sys.stderr, flush=True)
+        return fallback
+
 def save_outputs(output_dir, task, model, tokenizer, result, predictions, data):
-    """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json`."""
+    """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json`.
+
+    Earlier bertlib outputs in the folder are removed first, so it never mixes two runs (a different task
+    writes different prediction files); `metrics.json` is written last, so its presence means complete.
+    """
     output_dir.mkdir(parents=True, exist_ok=True)
+    for pattern in OUTPUT_PATTERNS:
+        for old in output_dir.glob(pattern):
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
     atomic_write(output_dir / "model.keras", model.save)
     _write_text(output_dir / "vocab.txt", "".join(f"{token}\n" for token in tokenizer.vocabulary))
     if task.startswith("squad"):
@@ -466,7 +548,10 @@ def add_arguments(parser):
     parser.add_argument("--learning-rate", type=float, default=2e-5)
     parser.add_argument("--max-seq-length", type=int, default=128)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output-dir", default=None, help="keep model.keras, predictions and metrics.json here")
+    parser.add_argument("--output-dir", default=None,
+                        help="keep model.keras, predictions and metrics.json here (a new or empty folder)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the outputs of an earlier run in --output-dir")
     parser.add_argument("--grid", nargs="?", const="", default=None, metavar="SPEC",
                         help="hyperparameter search on dev: alone, appendix A.3's grid; or a subset such as "
                              "'batch_size=16,32;learning_rate=2e-5;epochs=2,3'")
@@ -494,9 +579,14 @@ def run(args):
                           max_query_length=args.max_query_length,
                           null_score_diff_threshold=args.null_score_diff_threshold,
                           na_prob_thresh=args.na_prob_thresh, pooling=args.pooling,
-                          log=log if args.grid is not None else None)
+                          log=log if args.grid is not None else None, overwrite=args.overwrite)
     except (ValueError, FileNotFoundError) as error:
         print(f"bertlib finetune: error: {error}", file=sys.stderr)
         return 2
     print(json.dumps(result), flush=True)
+    undefined = [name for name in metrics.TASK_METRICS[args.task] if not math.isfinite(result[name])]
+    if undefined:
+        print(f"bertlib finetune: error: the dev metrics {undefined} are NaN: the model's outputs are NaN or "
+              "constant, so this run has no score. Try a lower --learning-rate.", file=sys.stderr)
+        return 1
     return 0

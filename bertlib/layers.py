@@ -63,6 +63,9 @@ class BertEmbedding(keras.layers.Layer):
 
     def call(self, token_ids, segment_ids, training=None):
         sequence_length = ops.shape(token_ids)[1]
+        if isinstance(sequence_length, int) and sequence_length > self.max_sequence_length:
+            raise ValueError(f"Sequences of {sequence_length} tokens are longer than the "
+                             f"{self.max_sequence_length} learned positions of this embedding.")
         positions = ops.cast(self.position_embedding[:sequence_length], self.compute_dtype)  # (seq, hidden)
         x = self.token_embedding(token_ids) + positions[None] + self.segment_embedding(segment_ids)
         return self.dropout_layer(self.layer_norm(x), training=training)  # (batch, seq, hidden)

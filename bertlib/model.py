@@ -73,6 +73,7 @@ class BertBackbone(keras.Model):
             if missing:
                 raise ValueError(f"BertBackbone inputs lack {missing}; expected a dict with {list(INPUT_NAMES)}.")
             inputs = {name: inputs[name] for name in INPUT_NAMES}
+            check_inputs(inputs, self.config)
         return super().call(inputs, training=training, mask=mask)
 
     @property
@@ -111,6 +112,44 @@ class BertBackbone(keras.Model):
         if isinstance(config.get("dtype"), dict):
             config["dtype"] = keras.dtype_policies.deserialize(config["dtype"])
         return cls(**config)
+
+
+def check_inputs(inputs, config):
+    """Raise a ValueError naming the problem when the backbone's inputs cannot be right.
+
+    Shapes are checked whenever they are known: the three arrays must be (batch, seq) alike, since a
+    (1, seq) padding mask would otherwise be broadcast silently onto every row, and seq must fit the
+    position table. Values are checked when they are concrete (numpy or eager tensors, not inside a
+    compiled step): an id outside the vocabulary would otherwise be read from the wrong row (-1 is the
+    last row) instead of failing.
+    """
+    shapes = {name: tuple(inputs[name].shape) for name in INPUT_NAMES}
+    token_shape = shapes["token_ids"]
+    for name, shape in shapes.items():
+        if len(shape) != 2 or any(a is not None and b is not None and a != b for a, b in zip(shape, token_shape)):
+            raise ValueError(f"BertBackbone inputs must all be (batch, seq) arrays of one shape; got {shapes}. "
+                             f"A {name} of another shape would be broadcast silently.")
+    seq_length = token_shape[1]
+    if seq_length is not None and seq_length > config.max_sequence_length:
+        raise ValueError(f"Sequences of {seq_length} tokens are longer than the model's "
+                         f"{config.max_sequence_length} learned positions (BertConfig.max_sequence_length).")
+    limits = {"token_ids": (0, config.vocabulary_size), "segment_ids": (0, config.type_vocab_size),
+              "padding_mask": (0, 2)}
+    for name, (low, high) in limits.items():
+        values = _concrete(inputs[name])
+        if values is not None and values.size and not low <= values.min() <= values.max() < high:
+            raise ValueError(f"BertBackbone input {name} holds values from {values.min()} to {values.max()}; "
+                             f"expected integers in [{low}, {high}).")
+
+
+def _concrete(tensor):
+    """The values of a numpy array or eager tensor; None for a symbolic one (inside a compiled function)."""
+    if isinstance(tensor, np.ndarray):
+        return tensor
+    try:
+        return np.asarray(ops.convert_to_numpy(tensor))
+    except Exception:  # a symbolic tensor or a tracer: its values are not known yet
+        return None
 
 
 @keras.saving.register_keras_serializable(package="bertlib")

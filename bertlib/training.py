@@ -110,6 +110,9 @@ def make_optimizer(learning_rate=1e-4, warmup_steps=10_000, total_steps=1_000_00
     bias of its moment estimates, the released optimizer does not; it matters only in the first few
     hundred steps, where warmup keeps the rate small anyway.
     """
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be a number >= 0 (the paper: 0.01), got {weight_decay!r}; a "
+                         "negative decay would push the weights away from zero.")
     if not isinstance(learning_rate, keras.optimizers.schedules.LearningRateSchedule):
         learning_rate = warmup_linear_decay(learning_rate, warmup_steps, total_steps)
     optimizer = keras.optimizers.AdamW(

@@ -6,6 +6,7 @@ import collections
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,3 +294,185 @@ def test_convert_tokens_to_ids_maps_unknown_tokens_to_unk(minilm_dir):
     assert tokenizer.convert_tokens_to_ids(["the", "notatoken!!", "[MASK]"]) == [
         tokenizer.token_to_id("the"), tokenizer.unk_id, tokenizer.mask_id]
     assert tokenizer.convert_tokens_to_ids("notatoken!!") == tokenizer.unk_id
+
+
+# Bad values that used to pass silently --------------------------------------------------------------------------
+
+@pytest.mark.timeout(60)  # the old code looped forever here
+def test_squad_doc_stride_zero_or_negative_is_refused_instead_of_looping(minilm_dir):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    example = tasks.SquadExample("q1", "Who?", "word " * 300, [{"text": "word", "answer_start": 0}])
+    for stride in (0, -5):
+        with pytest.raises(ValueError, match="doc_stride"):
+            tasks.squad_features([example], tokenizer, max_seq_length=64, doc_stride=stride, max_query_length=16)
+
+
+def test_config_and_optimizer_refuse_values_of_the_wrong_kind():
+    from bertlib.config import BertConfig
+    from bertlib.training import make_optimizer
+
+    with pytest.raises(ValueError, match="causal"):
+        BertConfig(causal="yes")
+    with pytest.raises(ValueError, match="dropout"):
+        BertConfig(dropout="0.1")
+    with pytest.raises(ValueError, match="weight_decay"):
+        make_optimizer(1e-4, 10, 100, weight_decay=-0.01)
+
+
+def _tiny_backbone():
+    from bertlib.config import BertConfig
+    from bertlib.model import BertBackbone
+
+    return BertBackbone(BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                   vocabulary_size=50, max_sequence_length=16))
+
+
+def test_backbone_refuses_out_of_range_ids_mismatched_batches_and_too_long_sequences():
+    backbone = _tiny_backbone()
+    good = {"token_ids": np.ones((2, 8), np.int32), "segment_ids": np.zeros((2, 8), np.int32),
+            "padding_mask": np.ones((2, 8), np.int32)}
+    assert backbone(good)["sequence_output"].shape == (2, 8, 16)
+    for token_id in (-1, 50):
+        bad = dict(good, token_ids=np.full((2, 8), token_id, np.int32))
+        with pytest.raises(ValueError, match="token_ids"):
+            backbone(bad)
+    with pytest.raises(ValueError, match="segment_ids"):
+        backbone(dict(good, segment_ids=np.full((2, 8), 2, np.int32)))
+    with pytest.raises(ValueError, match="padding_mask"):
+        backbone(dict(good, padding_mask=np.ones((1, 8), np.int32)))  # would broadcast onto both rows
+    long = {name: np.ones((1, 17), np.int32) for name in good}
+    with pytest.raises(ValueError, match="17 tokens"):
+        backbone(long)
+
+
+def test_hf_config_listing_fewer_layers_than_its_weights_is_refused(tmp_path):
+    from bertlib.checkpoint import load_hf_checkpoint, save_hf_checkpoint
+    from bertlib.config import BertConfig
+    from bertlib.model import BertBackbone
+
+    two_layers = BertBackbone(BertConfig(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                         vocabulary_size=50, max_sequence_length=16))
+    save_hf_checkpoint(two_layers, tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["num_hidden_layers"] = 1
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="num_hidden_layers=1"):
+        load_hf_checkpoint(tmp_path)
+
+
+# finetune: outputs are never overwritten silently, never lost, and a seed reproduces a run ---------------------
+
+def test_finetune_refuses_a_non_empty_output_dir_before_any_work(tmp_path):
+    from bertlib.finetune import finetune
+
+    (tmp_path / "metrics.json").write_text("{}")
+    with pytest.raises(ValueError, match="not empty.*--overwrite"):
+        # the data folder does not exist: the output check must come first, before data or model
+        finetune("sst2", tmp_path / "no-such-data", "tiny", output_dir=tmp_path)
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        finetune("sst2", tmp_path / "no-such-data", "tiny", output_dir=afile)
+    with pytest.raises(ValueError, match="cannot be written"):
+        finetune("sst2", tmp_path / "no-such-data", "tiny", output_dir=afile / "below")
+
+
+def test_finetune_refuses_doc_stride_zero_before_loading_anything(tmp_path):
+    from bertlib.finetune import finetune
+
+    with pytest.raises(ValueError, match="doc_stride"):
+        finetune("squad_v2", tmp_path / "no-such-data", "tiny", doc_stride=0)
+
+
+def test_overwrite_clears_the_previous_runs_files_and_a_failed_write_lands_elsewhere(tmp_path):
+    from bertlib import finetune as finetune_module
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    for name in ("dev_predictions.tsv", "dev_mismatched_predictions.tsv", "metrics.json", "notes.txt"):
+        (folder / name).write_text("old")
+    assert finetune_module.check_output_dir(folder, overwrite=True) == folder
+
+    class Model:
+        def save(self, path):
+            open(path, "w").write("model")
+
+    class Tokenizer:
+        vocabulary = ["[PAD]", "[UNK]"]
+
+    data = finetune_module.TaskData("squad_v1", {}, None, {}, None, 0)
+    finetune_module.save_outputs(folder, "squad_v1", Model(), Tokenizer(), {"exact": 1.0},
+                                 {"answers": {"q": "a"}}, data)
+    assert sorted(p.name for p in folder.iterdir()) == ["metrics.json", "model.keras", "notes.txt",
+                                                         "predictions.json", "vocab.txt"]
+
+    def write(target):
+        target = Path(target)
+        if target == gone:
+            raise PermissionError(13, "Permission denied", str(target))
+        (target / "metrics.json").write_text("{}")
+
+    gone = tmp_path / "gone"
+    with pytest.warns(RuntimeWarning, match="saved in"):
+        written = finetune_module.write_with_fallback(gone, "sst2", write)
+    assert written != gone and (written / "metrics.json").is_file()
+
+
+def test_seed_fixes_the_initial_weights_of_a_preset_init():
+    from bertlib.finetune import load_init
+
+    first = load_init("tiny", seed=3)[0].get_weights()
+    second = load_init("tiny", seed=3)[0].get_weights()
+    other = load_init("tiny", seed=4)[0].get_weights()
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other))
+
+
+# bertlib data: bad input gets a clear error, not a traceback ------------------------------------------------------
+
+def _data_corpora(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_text("One sentence here.\nAnother one.\n\nA second document.\nWith two lines.\n", encoding="utf-8")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\x00\x01\x02abc\x00" * 20)
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Caf\u00e9 cr\u00e8me.\n".encode("latin-1"))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    return good, empty, binary, latin1, afile
+
+
+@pytest.mark.parametrize("case", ["missing corpus", "empty corpus", "binary corpus", "latin-1 corpus",
+                                  "seq length 0", "seq length 1", "seq length 100000", "zero shards",
+                                  "out is a file", "missing vocab", "negative dupe factor", "short prob 2"])
+def test_bertlib_data_bad_inputs_end_in_a_clear_error(tmp_path, capsys, case):
+    from bertlib import cli
+
+    good, empty, binary, latin1, afile = _data_corpora(tmp_path)
+    out = str(tmp_path / "out")
+    argv = {"missing corpus": ["--corpus", str(tmp_path / "nope.txt")],
+            "empty corpus": ["--corpus", str(empty)],
+            "binary corpus": ["--corpus", str(binary)],
+            "latin-1 corpus": ["--corpus", str(latin1)],
+            "seq length 0": ["--corpus", str(good), "--max-seq-length", "0"],
+            "seq length 1": ["--corpus", str(good), "--max-seq-length", "1"],
+            "seq length 100000": ["--corpus", str(good), "--max-seq-length", "100000"],
+            "zero shards": ["--corpus", str(good), "--num-shards", "0"],
+            "out is a file": ["--corpus", str(good)],
+            "missing vocab": ["--corpus", str(good), "--vocab", str(tmp_path / "vocab.txt")],
+            "negative dupe factor": ["--corpus", str(good), "--dupe-factor", "-1"],
+            "short prob 2": ["--corpus", str(good), "--short-seq-prob", "2"]}[case]
+    out = str(afile) if case == "out is a file" else out
+    assert cli.main(["data", *argv, "--out", out]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("bertlib data: error:") and "Traceback" not in error
+    named = {"missing corpus": "nope.txt", "empty corpus": "no text", "binary corpus": "binary",
+             "latin-1 corpus": "not UTF-8", "seq length 0": "--max-seq-length 0",
+             "seq length 1": "--max-seq-length 1", "seq length 100000": "--max-seq-length 100000",
+             "zero shards": "--num-shards 0", "out is a file": "is a file", "missing vocab": "--vocab",
+             "negative dupe factor": "--dupe-factor -1", "short prob 2": "--short-seq-prob 2"}[case]
+    assert named in error

@@ -117,6 +117,10 @@ def squad_features(examples, tokenizer, max_seq_length=384, doc_stride=128, max_
     >>> features.inputs["token_ids"].shape  # (windows, 128)
     """
     special = {name: tokenizer.token_to_id(name) for name in ("[CLS]", "[SEP]")}
+    for name, value in (("doc_stride", doc_stride), ("max_query_length", max_query_length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            # a stride of 0 would read the first window forever
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     if max_seq_length < max_query_length + 3 + 1:
         raise ValueError(f"max_seq_length={max_seq_length} leaves no room for the paragraph after a question of "
                          f"up to max_query_length={max_query_length} tokens; use at least {max_query_length + 4}.")
