@@ -6,6 +6,7 @@ Each notebook runs in its own kernel (a few seconds each), so the slow tests gra
 import csv
 import json
 import time
+from pathlib import Path
 
 import nbformat
 import psutil
@@ -101,8 +102,8 @@ def test_full_partial_zero_and_broken_submissions(course):
     assert "Expected: 6.0" in partial_rows["3.2"]["message"] and "Got:      4.0" in partial_rows["3.2"]["message"]
 
     damaged_rows = by_exercise(rows, paths["damaged"])
-    assert [damaged_rows[key]["status"] for key in ("3.1", "3.2", "3.3")] == ["failed", "error", "not-run"]
-    assert damaged_rows["3.1"]["message"].startswith("check cell for exercise 3.1 is missing")
+    assert [damaged_rows[key]["status"] for key in ("3.1", "3.2", "3.3")] == ["passed", "error", "not-run"]
+    assert "your check cell was missing; the instructor's check ran" in damaged_rows["3.1"]["message"]
     assert "kernel died while running" in damaged_rows["3.2"]["message"]
     assert "kernel died earlier" in damaged_rows["3.3"]["message"]
 
@@ -139,7 +140,7 @@ def test_reports_are_written_even_when_the_grader_itself_fails(course, monkeypat
     def broken_run(*args, **kwargs):
         raise RuntimeError("simulated grader bug")
 
-    monkeypatch.setattr(grading, "run_notebook", broken_run)
+    monkeypatch.setattr(grading, "run_cells", broken_run)
     out = course / "broken.csv"
     missing = course / "submissions" / "nobody" / TOY_NAME
     unknown = course / "99_unknown.ipynb"
@@ -155,15 +156,19 @@ def test_reports_are_written_even_when_the_grader_itself_fails(course, monkeypat
     assert out.with_suffix(".md").exists()
 
 
-def test_grading_copy_no_longer_expects_exercise_cells_to_raise(course):
-    exercise_nb = exercises.read_notebook(course / "exercises" / TOY_NAME)
-    copy = grading.grading_copy(exercise_nb)
-    for original, cell in zip(exercise_nb.cells, copy.cells):
-        tags = cell.get("metadata", {}).get("tags", [])
-        if "bertlib" in original.metadata:
-            assert "raises-exception" in original.metadata["tags"] and "raises-exception" not in tags
-        elif "raises-exception" in original.metadata.get("tags", []):
-            assert "raises-exception" in tags, "a demonstration cell outside the exercises keeps its tag"
+def test_the_grader_runs_the_instructors_checks_never_the_submitted_ones(course):
+    solution = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    submitted = exercises.read_notebook(course / "exercises" / TOY_NAME)
+    replace_cell_source(submitted, "3.2", "check", 'check_close("mean_of_squares"', 'assert True  # check_close("x"')
+    cells, numbers, names = grading.grading_cells(submitted, solution)
+    sources = [cell["source"] for cell in cells]
+    assert not any("assert True" in source for source in sources)
+    for exercise_id, entry in exercises.exercise_cells(solution).items():
+        (check_index,) = entry["check"]
+        (number,) = [number for number in numbers[exercise_id] if cells[number]["kind"] == "check"]
+        assert cells[number]["source"] == solution.cells[check_index].source
+        assert cells[number - 1]["source"] == submitted.cells[entry["solution"][0]].source, "right after its solution"
+        assert names[number] == f"the check of exercise {exercise_id}"
 
 
 @pytest.mark.parametrize("results, ending, expected", [
@@ -185,3 +190,172 @@ def test_exercise_status_follows_the_documented_rules(results, ending, expected)
         kernel_died=ending.get("kernel_died", False), cell_names={0: "cell 4", 1: "cell 5", 5: "cell 9"})
     status, message = grading._exercise_outcome("3.1", [0, 1], run, timeout=9)
     assert status == expected[0] and message.startswith(expected[1]), (status, message)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hostile submissions (issue 15): each test was run against the previous grader (pytest --nbval-lax with a
+# record file beside the work folder) and fails there; see the docstrings.
+
+def hostile(course, student, code, wrong_answers=False, position=2):
+    """The toy solution (or wrong answers everywhere) with `code` as an extra cell at `position`."""
+    nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    if wrong_answers:
+        replace_cell_source(nb, "3.1", "solution", "return shifted / shifted.sum(axis=-1, keepdims=True)", "return x")
+        replace_cell_source(nb, "3.2", "solution", "np.arange(5) ** 2", "np.arange(5)")
+        replace_cell_source(nb, "3.3", "solution", "longest = int(lengths.max())", "longest = 4")
+    nb.cells.insert(position, nbformat.v4.new_code_cell(code))
+    return submission(course, student, nb)
+
+
+SABOTAGE_NEIGHBOURS = '''
+import glob, json, os, time
+end = time.time() + 15
+while time.time() < end:
+    for folder in set(glob.glob("../../bertlib-grade-*") + glob.glob("/tmp/bertlib-grade-*")):
+        for name in ("cells.jsonl", "work/cells.jsonl"):
+            try:
+                with open(os.path.join(folder, name), "a") as file:
+                    for cell in range(40):
+                        file.write(json.dumps({"event": "result", "cell": cell, "outcome": "failed",
+                                               "ename": "CheckFailed", "evalue": "sabotaged by a neighbour"}) + "\\n")
+            except OSError:
+                pass
+    time.sleep(0.1)
+'''
+
+FORGE_OWN_RECORD = '''
+import json, os
+with open("../cells.jsonl", "a") as file:
+    for cell in range(40):
+        file.write(json.dumps({"event": "result", "cell": cell, "outcome": "passed", "ename": None,
+                               "evalue": None, "message": ""}) + "\\n")
+'''
+
+NO_OP_HELPERS = '''
+import bertlib.checks
+import bertlib.course.checks
+
+def no_op(*args, **kwargs):
+    return None
+
+for module in (bertlib.checks, bertlib.course.checks):
+    for name in ("check_close", "check_equal", "check_function", "check_shape", "check_true", "check_array_close"):
+        setattr(module, name, no_op)
+check_close = check_equal = check_function = check_shape = check_true = no_op
+'''
+
+
+@pytest.mark.slow
+def test_hostile_submissions_cost_only_themselves(course):
+    """Old grader: the neighbour scored 0 (its record file was rewritten through ../../), the forger and the
+    no-op helpers scored full marks with wrong answers."""
+    forger = exercises.read_notebook(course / "solutions" / TOY_NAME)  # wrong answers, then forge and leave
+    replace_cell_source(forger, "3.1", "solution", "return shifted / shifted.sum(axis=-1, keepdims=True)", "return x")
+    replace_cell_source(forger, "3.2", "solution", "np.arange(5) ** 2", "np.arange(5)")
+    replace_cell_source(forger, "3.3", "solution", "longest = int(lengths.max())",
+                        "longest = 4\n" + FORGE_OWN_RECORD + "os._exit(0)")
+    paths = {
+        "neighbour": submission(course, "neighbour", exercises.read_notebook(course / "solutions" / TOY_NAME)),
+        "saboteur": hostile(course, "saboteur", SABOTAGE_NEIGHBOURS),
+        "forger": submission(course, "forger", forger),
+        "no-op": hostile(course, "no-op", NO_OP_HELPERS, wrong_answers=True),
+    }
+    out = course / "hostile.csv"
+    code = main(["grade", *map(str, paths.values()), "--out", str(out), "--solutions", str(course / "solutions"),
+                 "--timeout", "120", "--jobs", "2"])
+    assert code == 0
+    rows = read_csv(out)
+    totals = {name: sum(int(row["score"]) for row in by_exercise(rows, path).values()) for name, path in paths.items()}
+    assert totals == {"neighbour": FULL_MARKS, "saboteur": FULL_MARKS, "forger": 0, "no-op": 0}, rows
+    assert all(row["status"] == "failed" for row in by_exercise(rows, paths["no-op"]).values())
+
+
+ORPHAN = '''
+import subprocess, sys
+code = """
+import os, sys, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+open(sys.argv[1], "w").write("started")
+time.sleep(600)
+"""
+subprocess.Popen([sys.executable, "-c", code, {started!r}, {marker!r}])
+import time
+time.sleep(2)
+'''
+
+
+@pytest.mark.slow
+def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path, monkeypatch):
+    """Old grader: the double-forked `setsid` child survived the run, and the killed kernel left its connection file
+    (which holds the kernel's key) in the Jupyter runtime folder."""
+    marker = f"bertlib-orphan-{time.time_ns()}"
+    started = tmp_path / "orphan-started"
+    runtime, scratch = tmp_path / "runtime", tmp_path / "scratch"
+    runtime.mkdir()
+    scratch.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(ORPHAN.format(started=str(started), marker=marker)))
+    replace_cell_source(nb, "3.3", "solution", "longest = int(lengths.max())",
+                        "while True:\n    pass")
+    path = submission(course, "orphan", nb)
+
+    def survivors():
+        return [process for process in psutil.process_iter(["cmdline"]) if marker in (process.info["cmdline"] or [])]
+
+    try:
+        rows = grading.grade([path], tmp_path / "orphan.csv", solutions_dir=course / "solutions", timeout=20)
+        assert started.exists(), "the orphan never started: the test proves nothing"
+        time.sleep(1)
+        assert not survivors(), "a double-forked setsid child outlived the run"
+        assert not list(runtime.iterdir()), f"kernel files left behind: {list(runtime.iterdir())}"
+        assert not list(scratch.iterdir()), f"temporary files left behind: {list(scratch.iterdir())}"
+        assert [row["status"] for row in rows] == ["passed", "passed", "timeout"], rows
+    finally:
+        for process in survivors():
+            process.kill()
+
+
+def test_bad_paths_stop_before_any_work_with_a_clear_error(course, tmp_path, capsys):
+    """Old grader: a missing submission or --solutions folder exited 0, `exercises check` passed on an empty folder."""
+    solutions = ["--solutions", str(course / "solutions")]
+    assert main(["grade", str(tmp_path / "nowhere.ipynb"), "--out", str(tmp_path / "g.csv"), *solutions]) == 2
+    assert "no such submission" in capsys.readouterr().out
+    assert main(["grade", str(course / "solutions"), "--out", str(tmp_path / "g.csv"),
+                 "--solutions", str(tmp_path / "no-solutions")]) == 2
+    assert "does not exist" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()
+    assert main(["grade", str(course / "solutions"), "--out", str(tmp_path / "g.csv"),
+                 "--solutions", str(tmp_path / "empty")]) == 2
+    assert "holds no .ipynb" in capsys.readouterr().out
+    (tmp_path / "a-file").write_text("x")
+    assert main(["grade", str(course / "solutions"), "--out", str(tmp_path / "a-file" / "g.csv"), *solutions]) == 2
+    assert "does not exist" in capsys.readouterr().out
+    assert main(["grade", str(course / "solutions"), "--out", str(tmp_path), *solutions]) == 2
+    assert "is a folder" in capsys.readouterr().out
+    assert not (tmp_path / "g.csv").exists()
+    assert main(["exercises", "check", "--solutions", str(tmp_path / "empty"),
+                 "--exercises", str(tmp_path / "empty")]) != 0
+    assert "holds no .ipynb" in capsys.readouterr().out
+
+
+def test_reports_that_cannot_be_written_at_the_end_go_elsewhere_and_say_where(course, tmp_path, monkeypatch, capsys):
+    """Old grader: an --out that became unwritable during the run lost every grade (an OSError at the end)."""
+    monkeypatch.setattr(grading, "run_cells", lambda *args, **kwargs: grading.NotebookRun(kernel_died=True))
+    real_write = grading._write_reports
+    out = tmp_path / "grades.csv"
+
+    def failing_write(rows, details, path):
+        if Path(path) == out:
+            raise PermissionError(13, "Permission denied")
+        return real_write(rows, details, path)
+
+    monkeypatch.setattr(grading, "_write_reports", failing_write)
+    rows = grading.grade([course / "solutions" / TOY_NAME], out, solutions_dir=course / "solutions", timeout=5)
+    assert not out.exists() and rows.fallback and rows.written
+    assert rows.written[0].name == "grades.csv" and rows.written[0].parent != tmp_path
+    assert read_csv(rows.written[0]) == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert str(rows.written[0].parent) in capsys.readouterr().err

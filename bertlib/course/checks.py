@@ -13,6 +13,9 @@ so these helpers never swallow an error. Only numpy is imported here, so a check
 backend are compared through `numpy.asarray`.
 """
 
+import hashlib
+import hmac
+
 import numpy as np
 
 _MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
@@ -136,6 +139,64 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
     print(f"✔ {name} matches the reference on {trials} random inputs")
 
 
+def answer_digest(value, salt, digits=None):
+    """The salted SHA-256 of an answer, as `check_digest` compares it: `"<salt>$<hex>"`.
+
+    The value is first put in a canonical text form: numbers rounded to `digits` decimals (when given), sets
+    sorted, tuples and lists element by element, so `(110, 340)` and `[110.0, 340.0]` agree.
+
+    Example:
+        answer_digest(0.015, "3.1 random_share", digits=4)  # written into the check cell by the instructor
+    """
+    return f"{salt}${hashlib.sha256(f'{salt}|{_canonical(value, digits)}'.encode()).hexdigest()}"
+
+
+def check_digest(name, got, digest, digits=None, hint=None):
+    """Checks an answer against the salted hash of the expected one, without the expected value in the notebook.
+
+    For closed-book questions: the learner copy holds only `digest` (from `answer_digest`), so a failure says what
+    is wrong (the hint) but not the answer. Small answer spaces (a few booleans) can still be found by trying;
+    the grader's hidden tests, not this check, decide the grade.
+
+    Example:
+        check_digest("squad_f1[0]", squad_f1[0], "1.4 squad_f1[0]$5a1f...", digits=1, hint="§5.5, the BERT_BASE row")
+    """
+    salt = digest.split("$", 1)[0]
+    try:
+        matches = hmac.compare_digest(answer_digest(got, salt, digits), digest)
+    except (TypeError, ValueError) as error:
+        _fail(name, "an answer of the kind the question asks for", f"{_show(got)} ({error})", hint)
+    if not matches:
+        _fail(name, "the right answer (compared through a salted hash; the value is not shown)", _show(got), hint)
+    _passed(name)
+
+
+def _canonical(value, digits):
+    if isinstance(value, (bool, np.bool_)):
+        return repr(bool(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        if not np.isfinite(number):
+            raise ValueError("not a finite number")
+        if digits is None:
+            return repr(int(number)) if number == int(number) else repr(number)
+        return f"{round(number, digits) + 0.0:.{digits}f}"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(_canonical(item, digits) for item in value)) + "}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_canonical(item, digits) for item in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_canonical(key, None)}:{_canonical(item, digits)}"
+                              for key, item in sorted(value.items(), key=lambda pair: repr(pair[0]))) + "}"
+    if value is None:
+        return "None"
+    if _is_array_like(value):
+        return _canonical(np.asarray(value).tolist(), digits)
+    raise TypeError(f"cannot compare a {type(value).__name__}")
+
+
 def done(exercise_id):
     """Prints the line that closes a check cell: reaching it means every check of the exercise passed."""
     print(f"✔ Exercise {exercise_id} passed")
@@ -229,3 +290,6 @@ def _describe_arguments(args, kwargs):
 
     parts = [describe(value) for value in args] + [f"{key}={describe(value)}" for key, value in kwargs.items()]
     return ", ".join(parts)
+
+
+from bertlib.course.locate import check_same_activations, first_divergence  # noqa: E402, F401

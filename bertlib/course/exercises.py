@@ -21,9 +21,14 @@ then meets missing code), outputs and execution counts are cleared, and metadata
 uses, so the file is a pure function of the solution notebook.
 """
 
+import ast
+import contextlib
 import difflib
+import io
 import json
 import re
+import runpy
+import time
 from pathlib import Path
 
 import nbformat
@@ -33,6 +38,9 @@ from bertlib.files import write_text_atomically
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
+# nbgrader's markers for the part of a check cell that only the grader runs (removed from exercises/).
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
 RAISES_TAG = "raises-exception"
 ROLES = ("solution", "check")
 NOTEBOOK_NAME = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
@@ -146,6 +154,45 @@ def stub_solution_regions(source, exercise_id, where="cell"):
     return "\n".join(output)
 
 
+def strip_hidden_tests(source, where="cell"):
+    """Removes each `### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS` region of a check cell (nbgrader's rule).
+
+    The hidden lines hold the expected values; the grader runs them from `solutions/`, learners never see them.
+    """
+    output, region_start = [], None
+    for line_number, line in enumerate(source.split("\n"), start=1):
+        marker = line.strip()
+        if marker == BEGIN_HIDDEN:
+            if region_start is not None:
+                raise ExerciseFormatError(f"{where}, line {line_number}: {BEGIN_HIDDEN} inside the region opened "
+                                          f"on line {region_start}")
+            region_start = line_number
+        elif marker == END_HIDDEN:
+            if region_start is None:
+                raise ExerciseFormatError(f"{where}, line {line_number}: {END_HIDDEN} without a {BEGIN_HIDDEN}")
+            region_start = None
+        elif region_start is None:
+            output.append(line)
+    if region_start is not None:
+        raise ExerciseFormatError(f"{where}, line {region_start}: {BEGIN_HIDDEN} is never closed by {END_HIDDEN}")
+    return "\n".join(output)
+
+
+def syntax_problems(nb, source_name="notebook"):
+    """One line per code cell of `nb` that is not valid Python (IPython `%` and `!` lines are skipped)."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.split("\n"))
+        try:
+            ast.parse(source)
+        except SyntaxError as error:
+            problems.append(f"{source_name}, cell {index}: not valid Python: {error.msg} (line {error.lineno}): "
+                            f"{(error.text or '').strip()}")
+    return problems
+
+
 def strip_outputs(nb):
     """Clears outputs and execution counts of every code cell, in place; returns `nb`."""
     for cell in nb.cells:
@@ -164,6 +211,7 @@ def build_exercise_notebook(nb, source_name="notebook"):
     exercise = nbformat.from_dict(nbformat.v4.new_notebook())
     exercise.nbformat, exercise.nbformat_minor = nb.nbformat, nb.nbformat_minor
     exercise.metadata = {key: nb.metadata[key] for key in KEPT_NOTEBOOK_METADATA if key in nb.metadata}
+    exercise.metadata["bertlib"] = notebook_ids(nb, source_name)
     for index, cell in enumerate(nb.cells):
         new_cell = nbformat.from_dict(dict(cell))
         new_cell.metadata = {key: cell.metadata[key] for key in KEPT_CELL_METADATA if key in cell.metadata}
@@ -172,10 +220,23 @@ def build_exercise_notebook(nb, source_name="notebook"):
             if info.get("role") == "solution":
                 new_cell.source = stub_solution_regions(cell.source, info.get("exercise"),
                                                         f"{source_name}, cell {index}")
+            else:
+                new_cell.source = strip_hidden_tests(cell.source, f"{source_name}, cell {index}")
             tags = list(new_cell.metadata.get("tags", []))
             new_cell.metadata["tags"] = tags + [RAISES_TAG] if RAISES_TAG not in tags else tags
         exercise.cells.append(new_cell)
     return strip_outputs(exercise)
+
+
+def notebook_ids(nb, source_name="notebook"):
+    """`{"chapter": "03", "exercises": ["3.1", ...]}`: what the grader reads to match a submission to its solution.
+
+    The chapter comes from the file name `NN_<topic>.ipynb` when it has one, else from the exercise ids.
+    """
+    ids = list(exercise_cells(nb, source_name))
+    match = NOTEBOOK_NAME.match(Path(source_name).name)
+    chapter = match.group(1) if match else (f"{int(ids[0].split('.')[0]):02d}" if ids else None)
+    return {"chapter": chapter, "exercises": ids}
 
 
 def notebook_text(nb):
@@ -186,11 +247,19 @@ def notebook_text(nb):
 
 
 def solution_notebooks(solutions_dir):
-    """The `*.ipynb` files of `solutions_dir`, sorted; raises FileNotFoundError when the folder does not exist."""
+    """The `*.ipynb` files of `solutions_dir`, sorted.
+
+    Raises FileNotFoundError when the folder does not exist or holds no notebook (a check against nothing is no
+    check).
+    """
     solutions_dir = Path(solutions_dir)
     if not solutions_dir.is_dir():
         raise FileNotFoundError(f"the solutions folder {solutions_dir} does not exist (pass --solutions DIR)")
-    return sorted(solutions_dir.glob("*.ipynb"))
+    notebooks = sorted(solutions_dir.glob("*.ipynb"))
+    if not notebooks:
+        raise FileNotFoundError(f"the solutions folder {solutions_dir} holds no .ipynb notebook (pass --solutions "
+                                f"DIR, the folder of NN_<topic>.ipynb solution notebooks)")
+    return notebooks
 
 
 def expected_exercises(solutions_dir):
@@ -199,7 +268,12 @@ def expected_exercises(solutions_dir):
     for path in solution_notebooks(solutions_dir):
         nb = read_notebook(path)
         validate_solution_notebook(nb, path)
-        expected[path.name] = notebook_text(build_exercise_notebook(nb, str(path)))
+        exercise = build_exercise_notebook(nb, str(path))
+        problems = syntax_problems(exercise, f"the exercise notebook built from {path}")
+        if problems:
+            raise ExerciseFormatError("; ".join(problems) + " (put whole statements in each solution region: "
+                                      "a region inside a dict or a call leaves a stub that cannot run)")
+        expected[path.name] = notebook_text(exercise)
     return expected
 
 
@@ -262,16 +336,40 @@ def differences(solutions_dir, exercises_dir):
 
 
 def add_arguments(parser):
-    parser.add_argument("action", choices=("build", "check"),
-                        help="build: write exercises/ from solutions/; check: fail when exercises/ is out of date")
+    parser.add_argument("action", choices=("build", "check", "test"),
+                        help="build: write exercises/ from solutions/; check: fail when exercises/ is out of date; "
+                             "test: run every check on its reference answer (must pass) and on each wrong answer "
+                             "of solutions/wrong_answers/ (must fail)")
+    parser.add_argument("--verbose", action="store_true", help="test: say how each wrong answer was rejected")
+    parser.add_argument("--chapter", action="append", default=None, metavar="NN",
+                        help="test: only the solution notebooks whose name starts with NN_ (repeatable)")
     parser.add_argument("--solutions", type=Path, default=resources.REPO_ROOT / "solutions",
                         help="folder of solution notebooks (default: solutions/ of the repository)")
     parser.add_argument("--exercises", type=Path, default=resources.REPO_ROOT / "exercises",
                         help="folder of generated exercise notebooks (default: exercises/ of the repository)")
 
 
+def run_mutation_tests(solutions_dir, chapters=None, log=print):
+    """`bertlib exercises test`: returns the MutationReport over the solution notebooks (or the chapters named)."""
+    report = MutationReport()
+    for path in solution_notebooks(solutions_dir):
+        if chapters and not any(path.name.startswith(f"{chapter}_") for chapter in chapters):
+            continue
+        mutation_test(path, report, log=log)
+    return report
+
+
 def run(args):
     try:
+        if args.action == "test":
+            report = run_mutation_tests(args.solutions, args.chapter)
+            for line in report.survivors + report.problems:
+                print(line)
+            if args.verbose:
+                for exercise_id, description, name, message in report.rejections:
+                    print(f"rejected {exercise_id} {description!r}: {name}: {message}")
+            print(report.summary())
+            return 0 if report.ok else 1
         if args.action == "build":
             changed = build(args.solutions, args.exercises)
             for path in changed:
@@ -291,3 +389,175 @@ def run(args):
     print(f"exercises in {args.exercises} match the {len(list(args.solutions.glob('*.ipynb')))} notebooks of "
           f"{args.solutions}")
     return 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Mutation testing of the checks: `bertlib exercises test`.
+
+MIN_WRONG_ANSWERS = 3
+
+
+def wrong_answers_path(solution_path):
+    """`solutions/wrong_answers/NN_<topic>.py`: the catalogue of wrong answers for one solution notebook."""
+    solution_path = Path(solution_path)
+    return solution_path.parent / "wrong_answers" / f"{solution_path.stem}.py"
+
+
+def load_wrong_answers(path):
+    """Reads a catalogue: a Python file whose `WRONG_ANSWERS` is `{exercise_id: {description: wrong answer}}`.
+
+    A wrong answer is the whole source of the exercise's solution cell (a string), or a list of `(old, new)`
+    replacements applied to the reference solution cell (each `old` must occur in it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ExerciseFormatError(f"{path}: no catalogue of wrong answers (every exercise needs at least "
+                                  f"{MIN_WRONG_ANSWERS})")
+    catalogue = runpy.run_path(str(path)).get("WRONG_ANSWERS")
+    if not isinstance(catalogue, dict):
+        raise ExerciseFormatError(f"{path}: defines no WRONG_ANSWERS dict")
+    for exercise_id, answers in catalogue.items():
+        if not isinstance(answers, dict):
+            raise ExerciseFormatError(f"{path}: WRONG_ANSWERS[{exercise_id!r}] must map descriptions to answers")
+        for description, wrong in answers.items():
+            valid = isinstance(wrong, str) or (isinstance(wrong, list) and wrong and all(
+                isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(text, str) for text in pair)
+                for pair in wrong))
+            if not valid:
+                raise ExerciseFormatError(f"{path}: {exercise_id} {description!r}: a wrong answer is a source string "
+                                          f"or a list of (old, new) string pairs")
+    return catalogue
+
+
+def wrong_answer_source(reference_source, wrong, where="wrong answer"):
+    """The solution cell source of a wrong answer (see `load_wrong_answers`)."""
+    if isinstance(wrong, str):
+        return wrong
+    source = reference_source
+    for old, new in wrong:
+        if old not in source:
+            raise ExerciseFormatError(f"{where}: {old!r} does not occur in the reference solution cell")
+        source = source.replace(old, new)
+    return source
+
+
+class MutationReport:
+    """What `mutation_test` found: counts, and one line per problem (a surviving wrong answer, a failing reference)."""
+
+    def __init__(self):
+        self.exercises, self.wrong_answers, self.rejected = 0, 0, 0
+        self.survivors, self.problems = [], []
+        self.rejections = []  # (exercise, description, exception name, first line of its message)
+
+    @property
+    def ok(self):
+        return not self.survivors and not self.problems
+
+    def summary(self):
+        verdict = "all rejected" if not self.survivors else f"{len(self.survivors)} NOT rejected"
+        by_check = sum(name in ("CheckFailed", "AssertionError") for _, _, name, _ in self.rejections)
+        return (f"{self.exercises} exercises, {self.wrong_answers} wrong answers, {verdict} "
+                f"({by_check} by a failed check, {len(self.rejections) - by_check} by an error the answer raised)")
+
+
+def _code(source):
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
+
+
+def _run_quietly(source, namespace, name):
+    """Runs `source` in `namespace`; returns None, or the exception it raised. Output is swallowed."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            exec(compile(_code(source), name, "exec"), namespace)  # noqa: S102 (instructor's own notebooks)
+        except Exception as error:  # noqa: BLE001 (any exception of a check rejects the answer)
+            return error
+    return None
+
+
+def mutation_test(solution_path, report=None, log=print):
+    """Runs one solution notebook's checks on its reference answers (must pass) and on every wrong answer (must fail).
+
+    The notebook's other cells run once, in order, in one namespace; each wrong answer runs with the exercise's
+    check cells in a copy of that namespace, and then the reference answer runs in the namespace itself, so
+    later exercises see the reference definitions. Returns the `MutationReport` (a new one unless given).
+    """
+    report = report or MutationReport()
+    solution_path = Path(solution_path)
+    nb = read_notebook(solution_path)
+    validate_solution_notebook(nb, solution_path)
+    found = exercise_cells(nb, str(solution_path))
+    try:
+        catalogue = load_wrong_answers(wrong_answers_path(solution_path))
+    except ExerciseFormatError as error:
+        report.problems.append(str(error))
+        return report
+    for unknown in set(catalogue) - set(found):
+        report.problems.append(f"{wrong_answers_path(solution_path)}: exercise {unknown} is not in {solution_path.name}")
+    group_of = {index: exercise_id for exercise_id, entry in found.items()
+                for index in range(min(entry["solution"]), max(entry["check"]) + 1)}
+    namespace = {"__name__": "__main__"}
+    started, done_groups = time.monotonic(), set()
+    counts = [0, 0]
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        exercise_id = group_of.get(index)
+        if exercise_id is None:
+            error = _run_quietly(cell.source, namespace, f"{solution_path.name}, cell {index}")
+            if error is not None:
+                report.problems.append(f"{solution_path.name}, cell {index}: {type(error).__name__}: {error}")
+            continue
+        if exercise_id in done_groups:
+            continue
+        done_groups.add(exercise_id)
+        entry = found[exercise_id]
+        cells = sorted(entry["solution"] + entry["check"])
+        (solution_index, *more) = entry["solution"]
+        if more:
+            report.problems.append(f"{solution_path.name}: exercise {exercise_id} has several solution cells; "
+                                   f"its wrong answers replace only the first")
+        answers = catalogue.get(exercise_id, {})
+        report.exercises += 1
+        counts[0] += 1
+        if len(answers) < MIN_WRONG_ANSWERS:
+            report.problems.append(f"exercise {exercise_id}: {len(answers)} wrong answers in the catalogue, "
+                                   f"at least {MIN_WRONG_ANSWERS} needed")
+        for description, wrong in answers.items():
+            where = f"exercise {exercise_id}, wrong answer {description!r}"
+            try:
+                source = wrong_answer_source(nb.cells[solution_index].source, wrong, where)
+            except ExerciseFormatError as error:
+                report.problems.append(str(error))
+                continue
+            report.wrong_answers += 1
+            counts[1] += 1
+            trial = dict(namespace)
+            rejected = False
+            for cell_index in cells:
+                cell_source = source if cell_index == solution_index else nb.cells[cell_index].source
+                error = _run_quietly(cell_source, trial, f"{where}, cell {cell_index}")
+                if error is not None:
+                    report.rejections.append((exercise_id, description, type(error).__name__,
+                                              (str(error).strip().splitlines() or [""])[0][:150]))
+                    rejected = cell_index != solution_index or isinstance(error, (NotImplementedError, AssertionError))
+                    if not rejected:
+                        report.problems.append(f"{where}: the wrong answer itself raises "
+                                               f"{type(error).__name__}: {error} (make it a plausible answer)")
+                        report.wrong_answers -= 1
+                        counts[1] -= 1
+                        rejected = None
+                    break
+            if rejected:
+                report.rejected += 1
+            elif rejected is False:
+                report.survivors.append(f"{where}: passes the checks")
+        for cell_index in cells:
+            error = _run_quietly(nb.cells[cell_index].source, namespace,
+                                 f"{solution_path.name}, exercise {exercise_id}, cell {cell_index}")
+            if error is not None:
+                report.problems.append(f"exercise {exercise_id}: the reference answer fails its own check, cell "
+                                       f"{cell_index}: {type(error).__name__}: {str(error)[:300]}")
+                break
+    log(f"{solution_path.name}: {counts[0]} exercises, {counts[1]} wrong answers "
+        f"({time.monotonic() - started:.0f} s)")
+    return report

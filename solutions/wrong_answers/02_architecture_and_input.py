@@ -1,0 +1,57 @@
+"""Wrong answers to the exercises of solutions/02_architecture_and_input.ipynb (see 01_problem_setting.py)."""
+
+WRONG_ANSWERS = {
+    "2.1": {
+        "no pooler": [("return embeddings + num_layers * block + H * H + H", "return embeddings + num_layers * block")],
+        "one LayerNorm per block": [("block = 4 * (H * H + H) + 2 * H + (H * F + F)", "block = 4 * (H * H + H) + (H * F + F)")],
+        "projections without biases": [("4 * (H * H + H)", "4 * H * H")],
+        "no embedding LayerNorm": [("* H + 2 * H", "* H")],
+        "the 12 L H^2 estimate": '''def num_params(num_layers, hidden_dim, intermediate_dim, vocabulary_size=30522, max_positions=512, segments=2):
+    return 12 * num_layers * hidden_dim ** 2 + (vocabulary_size + max_positions + segments) * hidden_dim
+''',
+    },
+    "2.2": {
+        "continuation pieces without ##": [('piece = word[start:end] if start == 0 else "##" + word[start:end]',
+                                            "piece = word[start:end]")],
+        "an unmatched remainder becomes one [UNK] piece": [('return ["[UNK]"]', 'pieces.append("[UNK]")\n            break')],
+        "shortest match first": '''def greedy_wordpiece(word, vocabulary):
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(start + 1, len(word) + 1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocabulary:
+                break
+        else:
+            return ["[UNK]"]
+        pieces.append(piece)
+        start = end
+    return pieces
+''',
+        "whole word or [UNK]": '''def greedy_wordpiece(word, vocabulary):
+    return [word] if word in vocabulary else ["[UNK]"]
+''',
+    },
+    "2.3": {
+        "first [SEP] in segment 1": [("[0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)",
+                                      "[0] * (len(ids_a) + 1) + [1] * (len(ids_b) + 2)")],
+        "padding in segment 1": [("segment_ids + [0] * padding", "segment_ids + [1] * padding")],
+        "padding mask all ones": [("[1] * len(token_ids) + [0] * padding", "[1] * sequence_length")],
+        "A and B swapped": [("[cls_id, *ids_a, sep_id, *ids_b, sep_id]", "[cls_id, *ids_b, sep_id, *ids_a, sep_id]")],
+    },
+    "2.4": {
+        "padding mask broadcast on the query axis": [("padding_mask[:, None, None, :]", "padding_mask[:, None, :, None]")],
+        "no 1/sqrt(d) scaling": [(" / math.sqrt(head_dim)", "")],
+        "scaled by sqrt(H) instead of sqrt(d)": [("math.sqrt(head_dim)", "math.sqrt(hidden)")],
+        "heads split by reshape alone": [("t.reshape(batch, seq, num_heads, head_dim).transpose(0, 2, 1, 3)",
+                                          "t.reshape(batch, num_heads, seq, head_dim)")],
+        "keys and values swapped": [("query, key, value = np.split", "query, value, key = np.split")],
+        "no output projection": [("return context @ output_kernel + output_bias", "return context")],
+    },
+    "2.5": {
+        "FFN width H": [("ffn_width_base = 4 * 768", "ffn_width_base = 768")],
+        "a sentence embedding too": [('{"token", "position", "segment"}', '{"token", "position", "segment", "sentence"}')],
+        "no segment embedding": [('{"token", "position", "segment"}', '{"token", "position"}')],
+        "LARGE as 330M": [("base_and_large = (110, 340)", "base_and_large = (110, 330)")],
+        "exact counts in millions": [("base_and_large = (110, 340)", "base_and_large = (109, 335)")],
+    },
+}
