@@ -249,3 +249,47 @@ def test_bad_reference_and_unknown_names_are_explained():
     unbuilt = BertEmbedding(10, 4)
     with pytest.raises(ValueError, match="not built"):
         first_divergence(lambda a, b: a, unbuilt, (np.zeros((1, 2), "int32"), np.zeros((1, 2), "int32")))
+
+
+# --- the masker (chapter 03) -------------------------------------------------------------------------------------
+
+def test_masker_divergences_name_the_selection_or_the_branch():
+    from bertlib.masking import MaskedLMMasker
+
+    special_ids = [0, 1, 2, 3, 4]
+    masker = MaskedLMMasker(300, 4, special_ids, max_predictions=8)
+    rng = np.random.default_rng(0)
+    token_ids = rng.integers(5, 300, size=(4, 40))
+    token_ids[:, 0], token_ids[:, 20] = 2, 3
+    token_ids[1, 30:] = 0
+
+    assert first_divergence(masker.mask_numpy, masker, (token_ids, 7)) is None
+
+    def selects_specials(token_ids, rng):
+        output = masker.mask_numpy(token_ids, rng)
+        output["mask_positions"] = output["mask_positions"].copy()
+        output["mask_positions"][:, 0] = 0  # [CLS]
+        return output
+
+    divergence = first_divergence(selects_specials, masker, (token_ids, 7))
+    assert divergence.step == "selected" and "special tokens" in divergence.hint
+
+    def branch_first(token_ids, rng):  # draws the 80/10/10 branch before the selection keys
+        branch = rng.random(token_ids.shape)
+        output = masker.mask_numpy(token_ids, np.random.default_rng(7))
+        shown = output["token_ids"].copy()
+        selected = np.zeros(token_ids.shape, bool)
+        for row in range(len(token_ids)):
+            selected[row, output["mask_positions"][row][output["mask_weights"][row] > 0]] = True
+        shown[selected] = np.where(branch[selected] < 0.8, 4, token_ids[selected])
+        return {**output, "token_ids": shown}
+
+    divergence = first_divergence(branch_first, masker, (token_ids, 7))
+    assert divergence.step == "token_ids" and divergence.matched == ["selected"] and "branch" in divergence.hint
+
+    def twenty_percent(token_ids, rng):  # the wrong selection rate
+        reference = MaskedLMMasker(300, 4, special_ids, max_predictions=8, selection_rate=0.2)
+        return reference.mask_numpy(token_ids, rng)
+
+    divergence = first_divergence(twenty_percent, masker, (token_ids, 7))
+    assert divergence.step == "selected" and "budget" in divergence.hint

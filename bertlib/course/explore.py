@@ -168,7 +168,7 @@ class AttentionExplorer:
             for axis in axes[len(selected):]:
                 axis.axis("off")
         for index, (axis, attention) in enumerate(zip(axes, selected)):
-            image = axis.imshow(attention, cmap="Blues", norm=PowerNorm(0.5, vmin=0, vmax=selected.max()),
+            image = axis.imshow(attention, cmap="Blues", norm=PowerNorm(0.5, vmin=0, vmax=1),
                                 interpolation="nearest")
             axis.grid(False)
             if len(selected) > 1:

@@ -36,6 +36,7 @@ BLOCK_STEPS = tuple(f"attention.{step}" for step in ATTENTION_STEPS) + (
     "attention_layer_norm", "intermediate", "activation", "ffn_output", "output")
 EMBEDDING_STEPS = ("sum", "output")
 MLM_HEAD_STEPS = ("transform", "activation", "layer_norm", "logits")
+MASKER_STEPS = ("selected", "token_ids", "mask_positions", "mask_ids", "mask_weights")
 
 # Sublayer paths (as recorded from a Keras learner built like bertlib's) -> step names.
 _SUBLAYER_STEPS = {
@@ -81,6 +82,8 @@ class Divergence:
 
 def steps(reference):
     """The names of the steps `first_divergence` compares for a reference layer, in order."""
+    if _is_masker(reference):
+        return MASKER_STEPS
     kind = _kind(reference)
     if kind == "BertBackbone":
         names = [f"embedding.{step}" for step in EMBEDDING_STEPS]
@@ -133,7 +136,10 @@ def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weig
         learner: a callable returning a dict of named intermediates (see `steps(reference)`) or only the output,
             or a Keras layer/model built like the reference (same sublayer names).
         reference: a bertlib layer: `MultiHeadSelfAttention`, `TransformerEncoderBlock`, `BertEmbedding`,
-            `MaskedLMHead` or `BertBackbone`, built (call it once) and with dropout off or called at inference.
+            `MaskedLMHead` or `BertBackbone`, built (call it once) and with dropout off or called at inference;
+            or a `bertlib.masking.MaskedLMMasker`: then `inputs` is `(token_ids, seed)`, the learner is called
+            as `learner(token_ids, numpy.random.default_rng(seed))` like `masker.mask_numpy`, and the steps are
+            the selection, then the masked tokens, then the prediction slots.
         inputs: what the reference is called with: a tuple of positional arguments (e.g. `(x, padding_mask)`)
             or a dict of keyword arguments; a `BertBackbone` takes its feature dict as a 1-tuple `(features,)`.
             The learner is called the same way.
@@ -144,6 +150,8 @@ def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weig
     Returns:
         `Divergence` or None. `print()` it for the message a learner reads.
     """
+    if _is_masker(reference):
+        return _masker_divergence(learner, reference, inputs)
     kind = _kind(reference)
     names = steps(reference)
     reference_values = trace(reference, inputs)
@@ -478,6 +486,77 @@ def _record(learner, inputs, kind):
 def _final_step(kind):
     return {"MultiHeadSelfAttention": "output", "TransformerEncoderBlock": "output", "BertEmbedding": "output",
             "MaskedLMHead": "logits"}[kind]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The masker (chapter 03): selection first, then the 80/10/10 branch, then the prediction slots.
+
+def _is_masker(reference):
+    return any(cls.__name__ == "MaskedLMMasker" and cls.__module__.startswith("bertlib.")
+               for cls in type(reference).__mro__)
+
+
+def _selected(output, shape):
+    selected = np.zeros(shape, bool)
+    weights = np.asarray(output["mask_weights"]) > 0
+    for row, (positions, real) in enumerate(zip(np.asarray(output["mask_positions"]), weights)):
+        selected[row, positions[real]] = True
+    return selected
+
+
+def _masker_divergence(learner, masker, inputs):
+    token_ids, seed = inputs
+    token_ids = np.asarray(token_ids)
+    expected = masker.mask_numpy(token_ids, np.random.default_rng(seed))
+    got = learner(token_ids, np.random.default_rng(seed))
+    missing = [name for name in MASKER_STEPS[1:] if not isinstance(got, dict) or name not in got]
+    if missing:
+        raise ValueError(f"The learner's masker must return a dict with {list(MASKER_STEPS[1:])}; "
+                         f"it lacks {missing}.")
+    total, matched = len(MASKER_STEPS), []
+    for name in MASKER_STEPS[2:]:
+        if np.shape(got[name]) != np.shape(expected[name]):
+            return Divergence(name, MASKER_STEPS.index(name) + 1, total, [], np.shape(got[name]),
+                              np.shape(expected[name]),
+                              hint=f"`{name}` has one row per sequence and max_predictions "
+                                   f"({masker.max_predictions}) slots, padded with zeros.")
+    got_selected, expected_selected = _selected(got, token_ids.shape), _selected(expected, token_ids.shape)
+    eligible = ~np.isin(token_ids, masker.special_token_ids)
+    if not np.array_equal(got_selected, expected_selected):
+        row = int(np.flatnonzero((got_selected != expected_selected).any(axis=1))[0])
+        got_count, expected_count = int(got_selected[row].sum()), int(expected_selected[row].sum())
+        if (got_selected & ~eligible).any():
+            hint = "you selected special tokens or padding: only tokens outside special_token_ids are eligible."
+        elif got_count != expected_count:
+            hint = (f"row {row}: you selected {got_count} tokens, the budget is {expected_count} = "
+                    f"min(max_predictions, max(1, rint({masker.selection_rate} x {int(eligible[row].sum())} "
+                    "eligible))).")
+        else:
+            hint = ("the right number of tokens, at other positions: draw keys = rng.random(token_ids.shape) "
+                    "first, give ineligible tokens the key 2.0, and take the smallest keys (stable sort).")
+        differ = int((got_selected != expected_selected).sum())
+        return Divergence("selected", 1, total, [], got_selected.shape, expected_selected.shape,
+                          hint=f"{differ} positions differ. {hint}")
+    matched.append("selected")
+    for name in MASKER_STEPS[1:]:
+        got_values, expected_values = np.asarray(got[name]), np.asarray(expected[name])
+        if np.array_equal(got_values, expected_values):
+            matched.append(name)
+            continue
+        where = tuple(int(i) for i in np.argwhere(got_values != expected_values)[0])
+        hints = {
+            "token_ids": (f"the selection matches; the replacements do not (first at {where}): draw "
+                          f"branch = rng.random(shape) second: below {masker.mask_token_rate} -> [MASK], below "
+                          f"{masker.mask_token_rate + masker.random_token_rate} -> a random token (drawn third, "
+                          "for every position), else unchanged."),
+            "mask_positions": "list the selected positions in increasing order, then zeros.",
+            "mask_ids": "the original token at each slot (before masking), 0 in the padding slots.",
+            "mask_weights": "1.0 for each real slot, 0.0 for each padding slot.",
+        }
+        gap = np.abs(got_values.astype("float64") - expected_values.astype("float64"))
+        return Divergence(name, MASKER_STEPS.index(name) + 1, total, matched, got_values.shape,
+                          expected_values.shape, float(gap.max()), where, hints[name])
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -5,9 +5,10 @@
 
 const MAX_SIDE = 512; // pixels of the heatmap side; larger inputs use 1 pixel per cell and scroll
 
-function colour(value) {
-  // white -> deep blue, by the square root of the weight (as the static picture), so weak links stay visible
-  const t = Math.sqrt(value / 255);
+function colour(weight) {
+  // white -> deep blue by the square root of the weight on a fixed 0..1 scale (as the static picture): heads
+  // compare fairly, and weak links stay visible
+  const t = Math.sqrt(Math.min(1, weight));
   return [Math.round(255 - 222 * t), Math.round(255 - 180 * t), Math.round(255 - 75 * t)];
 }
 
@@ -15,10 +16,11 @@ function mapAt(bytes, size, index) {
   return bytes.subarray(index * size * size, (index + 1) * size * size);
 }
 
-function drawHeatmap(ctx, map, size, cell, left, top) {
+function drawHeatmap(ctx, map, size, cell, left, top, scale) {
   const image = ctx.createImageData(size, size);
+  const palette = Array.from({ length: 256 }, (_, byte) => colour(byte / 255 * scale));
   for (let i = 0; i < size * size; i++) {
-    const [r, g, b] = colour(map[i]);
+    const [r, g, b] = palette[map[i]];
     image.data[4 * i] = r;
     image.data[4 * i + 1] = g;
     image.data[4 * i + 2] = b;
@@ -105,7 +107,7 @@ function render({ model, el }) {
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     const map = mapAt(s.bytes, s.size, 0);
-    drawHeatmap(ctx, map, s.size, cell, margin, margin);
+    drawHeatmap(ctx, map, s.size, cell, margin, margin, s.scale);
     if (showLabels) {
       ctx.fillStyle = "#222";
       ctx.font = `${Math.min(12, cell)}px sans-serif`;
@@ -199,7 +201,7 @@ function render({ model, el }) {
     for (let h = 0; h < s.count; h++) {
       const left = pad + (h % columns) * (tile + pad);
       const top = pad + Math.floor(h / columns) * (tile + pad + 4);
-      drawHeatmap(ctx, mapAt(s.bytes, s.size, h), s.size, cell, left, top);
+      drawHeatmap(ctx, mapAt(s.bytes, s.size, h), s.size, cell, left, top, s.scale);
       ctx.fillStyle = "#222";
       ctx.fillText(s.labels[h] || `head ${h}`, left, top - 2);
       if (hovered >= 0) {
