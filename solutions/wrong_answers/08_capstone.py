@@ -1,5 +1,13 @@
 """Wrong answers to the exercises of solutions/08_capstone.ipynb (see 01_problem_setting.py)."""
 
+REFERENCE_AUDIT = """audit = {
+    CONTRIBUTIONS[0]: (3, "§5.5: LTR & No NSP loses 10.7 SQuAD F1; our toy MLM encoder beat LTR on a right-context probe."),
+    CONTRIBUTIONS[1]: (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),
+    CONTRIBUTIONS[2]: (1, "§5.5: a clear loss on QNLI only; NSP is solvable from topic cues and later dropped by RoBERTa."),
+    CONTRIBUTIONS[3]: (3, "§5.2: accuracy rises monotonically with size on MRPC, MNLI and the LM."),
+    CONTRIBUTIONS[4]: (2, "A.4.5 is one figure; our toy rerun shows both halves."),
+}"""
+
 WRONG_ANSWERS = {
     "8.1": {
         "the keep rate itself": [("keep_rate / visible", "keep_rate")],
@@ -35,24 +43,30 @@ WRONG_ANSWERS = {
         "divided by the sequence length": [("/ mask.sum(axis=1)", "/ sequence_output.shape[1]")],
     },
     "8.6": {
-        "'All fine, nothing to add.' five times": '''audit = {
-    "1. deep bidirectional pretraining": (2, "All fine, nothing to add."),
-    "2. fewer task-specific architectures": (2, "All fine, nothing to add."),
-    "3. NSP is useful": (1, "All fine, nothing to add."),
-    "4. bigger is better on small tasks": (2, "All fine, nothing to add."),
-    "5. MLM slower but ahead almost at once": (2, "All fine, nothing to add."),
-}
-''',
-        "NSP given three stars": [('"3. NSP is useful": (1,', '"3. NSP is useful": (3,')],
-        "a contribution left out": [('    "2. fewer task-specific architectures": (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),\n', "")],
-        "five stars": [('"2. fewer task-specific architectures": (3,', '"2. fewer task-specific architectures": (5,')],
-        "the same reason copied five times": '''audit = {
-    "1. deep bidirectional pretraining": (3, "See section 5 of the paper for this one."),
-    "2. fewer task-specific architectures": (3, "See section 5 of the paper for this one."),
-    "3. NSP is useful": (1, "See section 5 of the paper for this one."),
-    "4. bigger is better on small tasks": (3, "See section 5 of the paper for this one."),
-    "5. MLM slower but ahead almost at once": (2, "See section 5 of the paper for this one."),
-}
-''',
+        "'All fine, nothing to add.' five times": [(REFERENCE_AUDIT, """audit = {
+    CONTRIBUTIONS[0]: (2, "All fine, nothing to add."),
+    CONTRIBUTIONS[1]: (2, "All fine, nothing to add."),
+    CONTRIBUTIONS[2]: (1, "All fine, nothing to add."),
+    CONTRIBUTIONS[3]: (2, "All fine, nothing to add."),
+    CONTRIBUTIONS[4]: (2, "All fine, nothing to add."),
+}""")],
+        "NSP given three stars": [("CONTRIBUTIONS[2]: (1,", "CONTRIBUTIONS[2]: (3,")],
+        "a contribution left out": [(
+            '    CONTRIBUTIONS[1]: (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),\n', "")],
+        "five stars": [("CONTRIBUTIONS[1]: (3,", "CONTRIBUTIONS[1]: (5,")],
+        "the same reason copied five times": [(REFERENCE_AUDIT, """audit = {
+    CONTRIBUTIONS[0]: (3, "See section 5.5 of the paper for this one."),
+    CONTRIBUTIONS[1]: (3, "See section 5.5 of the paper for this one."),
+    CONTRIBUTIONS[2]: (1, "See section 5.5 of the paper for this one."),
+    CONTRIBUTIONS[3]: (3, "See section 5.5 of the paper for this one."),
+    CONTRIBUTIONS[4]: (2, "See section 5.5 of the paper for this one."),
+}""")],
+        "vague reasons that name no evidence": [(REFERENCE_AUDIT, """audit = {
+    CONTRIBUTIONS[0]: (3, "Clearly the main Advance of the paper overall."),
+    CONTRIBUTIONS[1]: (3, "A single model does All the tasks, which is nice."),
+    CONTRIBUTIONS[2]: (1, "Authors of later work did not keep it at All."),
+    CONTRIBUTIONS[3]: (3, "Bigger models Always seem to do better on these."),
+    CONTRIBUTIONS[4]: (2, "Apparently true, though I have not checked it."),
+}""")],
     },
 }
