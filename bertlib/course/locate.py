@@ -200,7 +200,7 @@ def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-
 
     divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol)
     if divergence is not None:
-        raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{divergence}")
+        raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{str(divergence).removeprefix('✘ ')}")
     print(f"✔ {name}: every compared step matches bertlib's reference")
 
 
@@ -536,7 +536,7 @@ def _masker_divergence(learner, masker, inputs):
                     "first, give ineligible tokens the key 2.0, and take the smallest keys (stable sort).")
         differ = int((got_selected != expected_selected).sum())
         return Divergence("selected", 1, total, [], got_selected.shape, expected_selected.shape,
-                          hint=f"{differ} positions differ. {hint}")
+                          hint=f"{differ} positions differ; {hint}")
     matched.append("selected")
     for name in MASKER_STEPS[1:]:
         got_values, expected_values = np.asarray(got[name]), np.asarray(expected[name])
