@@ -140,3 +140,24 @@ def test_exercise_modules_do_not_import_tensorflow_or_keras():
                                check=False)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+def test_a_digest_check_accepts_the_answer_in_any_equal_form_and_never_shows_it():
+    digest = checks.answer_digest((110, 340), "2.5 base_and_large")
+    assert "110" not in digest and "340" not in digest
+    checks.check_digest("base_and_large", [110.0, 340], digest)
+    checks.check_digest("base_and_large", np.array([110, 340]), digest)
+    message = failure_message(checks.check_digest, "base_and_large", (110, 330), digest, hint="§3's text")
+    assert "Got:      (110, 330)" in message and "Hint:     §3's text" in message
+    assert "340" not in message, "the expected answer must not appear in the learner's feedback"
+
+
+def test_digests_round_to_the_digits_asked_and_depend_on_the_salt():
+    assert checks.answer_digest(0.15 * 0.10, "share", digits=4) == checks.answer_digest(0.015, "share", digits=4)
+    assert checks.answer_digest(0.015, "share", digits=4) != checks.answer_digest(0.016, "share", digits=4)
+    assert checks.answer_digest(0.015, "share", digits=4) != checks.answer_digest(0.015, "other", digits=4)
+    assert checks.answer_digest({"b", "a"}, "set") == checks.answer_digest({"a", "b"}, "set")
+    assert checks.answer_digest(True, "bool") != checks.answer_digest(1, "bool")
+    assert checks.answer_digest(-1e-17, "zero", digits=3) == checks.answer_digest(0.0, "zero", digits=3)
+    message = failure_message(checks.check_digest, "x", float("nan"), checks.answer_digest(1.0, "x", digits=2), digits=2)
+    assert "not a finite number" in message

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -132,7 +133,8 @@ def test_exercise_notebook_has_stubs_tags_and_no_outputs(tmp_path):
     built = exercises.build_exercise_notebook(solution)
     assert len(built.cells) == len(solution.cells)
     assert all(cell.outputs == [] and cell.execution_count is None for cell in built.cells if cell.cell_type == "code")
-    assert set(built.metadata) == {"kernelspec"} and "scrolled" not in built.cells[3].metadata
+    assert set(built.metadata) == {"kernelspec", "bertlib"} and "scrolled" not in built.cells[3].metadata
+    assert built.metadata["bertlib"] == {"chapter": "03", "exercises": ["3.1", "3.2", "3.3"]}, "the grader's ids"
     for original, cell in zip(solution.cells, built.cells):
         role = original.metadata.get("bertlib", {}).get("role")
         tags = cell.metadata.get("tags", [])
@@ -208,3 +210,117 @@ def test_nbval_passes_on_solutions_and_generated_exercises(tmp_path):
     code, output = run_nbval(solutions / TOY_NAME, tmp_path / "exercises" / TOY_NAME, cwd=tmp_path)
     assert code == 0, output
     assert "18 passed" in output, output  # 9 code cells in each notebook
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def test_hidden_tests_are_removed_from_the_learner_copy(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[8].source = ('check_true("mean_of_squares is a float", isinstance(mean_of_squares, float), "a float", '
+                          'repr(mean_of_squares))\n### BEGIN HIDDEN TESTS\ncheck_close("mean_of_squares", mean_of_squares, '
+                          '6.0)\n### END HIDDEN TESTS\ndone("3.2")')
+    built = exercises.build_exercise_notebook(nb, "03_toy.ipynb")
+    assert built.cells[8].source == ('check_true("mean_of_squares is a float", isinstance(mean_of_squares, float), '
+                                     '"a float", repr(mean_of_squares))\ndone("3.2")')
+    assert "6.0" not in built.cells[8].source
+    nb.cells[8].source = "### BEGIN HIDDEN TESTS\ncheck_close('x', 1, 1)"
+    with pytest.raises(exercises.ExerciseFormatError, match="never closed"):
+        exercises.build_exercise_notebook(nb, "03_toy.ipynb")
+
+
+def test_a_region_inside_an_expression_is_refused_because_its_stub_is_not_python(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[7].source = 'answers = {\n    ### BEGIN SOLUTION\n    "a": 1,\n    ### END SOLUTION\n}'
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    with pytest.raises(exercises.ExerciseFormatError, match="cell 7: not valid Python"):
+        exercises.expected_exercises(solutions)
+
+
+def test_every_learner_notebook_of_the_course_is_valid_python():
+    """The old exercises/03 cell 17, 04 cell 16 and 08 cell 19 put a `raise` inside a dict literal."""
+    import ast
+
+    notebooks = sorted((REPOSITORY / "exercises").glob("*.ipynb"))
+    assert len(notebooks) == 8
+    for path in notebooks:
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                lines = "".join(cell["source"]).split("\n")
+                source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+                try:
+                    ast.parse(source)
+                except SyntaxError as error:
+                    pytest.fail(f"{path.name}, cell {index}: {error}")
+
+
+def test_learner_copies_show_the_statements_and_hold_no_closed_book_answers():
+    """Old copies: 3.5's statements were inside the solution region, 1.4's answers in plain text in its check."""
+    texts = {path.name[:2]: path.read_text(encoding="utf-8") for path in (REPOSITORY / "exercises").glob("*.ipynb")}
+    assert "each word would see itself" in texts["03"] and "random replacement touches 1.5%" in texts["03"]
+    assert "NSP is useful" in texts["08"] and '\\"QNLI\\", \\"MNLI\\"' in texts["04"]
+    for chapter, answer in (("01", "88.5"), ("01", "77.8"), ("02", "(110, 340)"), ("03", "[True, False, True, False, True]"),
+                            ("04", "84.9"), ("06", "best_additive_xor_accuracy(), 0.75"), ("08", "82.1 - 75.1"), ("08", "0.30812")):
+        assert answer not in texts[chapter], f"{answer} is readable in exercises/{chapter}"
+    assert all("BEGIN HIDDEN TESTS" not in text for text in texts.values())
+
+
+def test_every_exercise_has_a_catalogue_of_at_least_three_wrong_answers():
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        catalogue = exercises.load_wrong_answers(exercises.wrong_answers_path(path))
+        found = exercises.exercise_cells(exercises.read_notebook(path))
+        assert set(catalogue) == set(found), path.name
+        assert all(len(answers) >= exercises.MIN_WRONG_ANSWERS for answers in catalogue.values()), path.name
+
+
+def write_catalogue(solutions, text):
+    (solutions / "wrong_answers").mkdir()
+    (solutions / "wrong_answers" / "03_toy.py").write_text(text, encoding="utf-8")
+
+
+TOY_CATALOGUE = """
+WRONG_ANSWERS = {
+    "3.1": {
+        "over the batch axis": [("np.max(x, axis=-1, keepdims=True)", "np.max(x, axis=0, keepdims=True)"),
+                                ("shifted.sum(axis=-1, keepdims=True)", "shifted.sum(axis=0, keepdims=True)")],
+        "no normalisation": [("return shifted / shifted.sum(axis=-1, keepdims=True)", "return shifted")],
+        "identity": "def softmax(x):\\n    return x\\n",
+    },
+    "3.2": {
+        "mean, then square": [("np.mean(np.arange(5) ** 2)", "np.mean(np.arange(5)) ** 2")],
+        "sum": [("np.mean(", "np.sum(")],
+        "constant": "mean_of_squares = 5.0\\n",
+    },
+    "3.3": {
+        "hard-coded longest": [("longest = int(lengths.max())", "longest = 2")],
+        "mask inverted": [("(token_ids != 0)", "(token_ids == 0)")],
+    },
+}
+"""
+
+
+def test_mutation_test_reports_a_wrong_answer_that_passes_and_a_short_catalogue(tmp_path, capsys):
+    solutions = write_toy_course(tmp_path)
+    write_catalogue(solutions, TOY_CATALOGUE)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert (report.exercises, report.wrong_answers, report.rejected) == (3, 8, 7)
+    assert report.survivors == ["exercise 3.3, wrong answer 'hard-coded longest': passes the checks"]
+    assert report.problems == ["exercise 3.3: 2 wrong answers in the catalogue, at least 3 needed"]
+    assert report.summary().startswith("3 exercises, 8 wrong answers, 1 NOT rejected")
+    assert main(["exercises", "test", "--solutions", str(solutions)]) == 1
+    assert "1 NOT rejected" in capsys.readouterr().out
+
+
+def test_mutation_test_reports_a_reference_that_fails_and_a_replacement_that_does_not_apply(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[8].source = nb.cells[8].source.replace("6.0", "7.0")  # the check now rejects the reference too
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    write_catalogue(solutions, TOY_CATALOGUE.replace('"np.sum("', '"np.total("').replace('[("np.mean(", ', '[("np.average(", '))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert any(problem.startswith("exercise 3.2: the reference answer fails its own check") for problem in report.problems)
+    assert any("'np.average(' does not occur in the reference solution cell" in problem for problem in report.problems)
+    assert not report.ok
