@@ -359,3 +359,52 @@ def test_reports_that_cannot_be_written_at_the_end_go_elsewhere_and_say_where(co
     assert rows.written[0].name == "grades.csv" and rows.written[0].parent != tmp_path
     assert read_csv(rows.written[0]) == [{key: str(value) for key, value in row.items()} for row in rows]
     assert str(rows.written[0].parent) in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_renamed_duplicated_and_edited_submissions_are_graded_with_feedback(course):
+    """Old grader: alice.ipynb got 'no solution notebook matches' and no grade; there were no feedback files."""
+    solution = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    learner = exercises.read_notebook(course / "exercises" / TOY_NAME)  # carries {"chapter": "03"} in its metadata
+    for entry in exercises.exercise_cells(learner).values():
+        (index,) = entry["solution"]
+        learner.cells[index].source = solution.cells[index].source
+    folder = course / "submissions" / "renamed"
+    folder.mkdir()
+    nbformat.write(learner, str(folder / "alice.ipynb"))
+
+    wrong_with_open_checks = exercises.read_notebook(course / "exercises" / TOY_NAME)
+    replace_cell_source(wrong_with_open_checks, "3.2", "solution",
+                        'raise NotImplementedError("Exercise 3.2: write your code here")', "mean_of_squares = 4.0")
+    right_with_open_checks = exercises.read_notebook(course / "exercises" / TOY_NAME)
+    replace_cell_source(right_with_open_checks, "3.2", "solution",
+                        'raise NotImplementedError("Exercise 3.2: write your code here")', "mean_of_squares = 6.0")
+    for nb in (wrong_with_open_checks, right_with_open_checks):
+        replace_cell_source(nb, "3.2", "check", 'check_close("mean_of_squares", mean_of_squares, 6.0, '
+                            'hint="square first, then average")', "assert True")
+    carol = course / "submissions" / "carol"
+    carol.mkdir()
+    nbformat.write(wrong_with_open_checks, str(carol / TOY_NAME))
+    nbformat.write(right_with_open_checks, str(carol / "03_toy (1).ipynb"))
+
+    out = course / "renamed.csv"
+    assert main(["grade", str(folder), str(carol), "--out", str(out), "--solutions", str(course / "solutions"),
+                 "--jobs", "2", "--timeout", "90"]) == 0
+    rows = read_csv(out)
+    alice = by_exercise(rows, folder / "alice.ipynb")
+    assert sum(int(row["score"]) for row in alice.values()) == FULL_MARKS, alice
+    assert all("renamed: alice.ipynb was identified as 03_toy.ipynb by the chapter id in its metadata" in row["note"]
+               for row in alice.values())
+    wrong, right = by_exercise(rows, carol / TOY_NAME), by_exercise(rows, carol / "03_toy (1).ipynb")
+    assert wrong["3.2"]["score"] == "0" and wrong["3.2"]["status"] == "failed", "an `assert True` check scores nothing"
+    assert "Expected: 6.0" in wrong["3.2"]["message"]
+    assert "your check cell was edited; the instructor's check ran instead" in wrong["3.2"]["message"]
+    assert right["3.2"]["score"] == "2", "the edit neither helps nor hurts a right answer"
+    assert all("duplicate: 2 submissions of 03_toy.ipynb" in row["note"] for row in [*wrong.values(), *right.values()])
+
+    feedback = sorted((course / "renamed_feedback").glob("*.md"))
+    assert len(feedback) == 3
+    text = next(path for path in feedback if "alice" in path.name).read_text()
+    assert f"**Score: {FULL_MARKS} of {FULL_MARKS}**" in text and "## Exercise 3.2: passed (2 of 2)" in text
+    text = next(path for path in feedback if path.name == "carol__03_toy.md").read_text()
+    assert "## Exercise 3.2: failed (0 of 2)" in text and "Hint:     square first, then average" in text
