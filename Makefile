@@ -32,6 +32,7 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) tests
 	$(BIN)/bertlib exercises check
+	$(BIN)/bertlib exercises test  # every check on its reference (must pass) and on each wrong answer of solutions/wrong_answers (must fail)
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/ exercises/
 
 # `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
