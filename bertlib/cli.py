@@ -15,6 +15,7 @@ COMMANDS = {
     "download": ("bertlib.datasets", "fetch datasets by name (glue, sst2, squad_v2, ...) into the cache"),
     "exercises": ("bertlib.course.exercises", "build or check exercises/ from solutions/"),
     "grade": ("bertlib.course.grading", "grade submitted exercise notebooks into a CSV"),
+    "course-i18n": ("bertlib.course.i18n", "build or check the Chinese edition (*/zh/ from i18n/zh/)"),
 }
 
 

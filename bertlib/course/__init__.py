@@ -66,12 +66,20 @@ def environment_report():
     return report
 
 
-def set_plot_style():
-    """One look for every figure of the course."""
+def set_plot_style(lang=None):
+    """One look for every figure of the course; returns the language its titles and labels are drawn in.
+
+    In the Chinese edition (`lang="zh"`, or the notebook's language by default) the course's titles, labels and
+    legends are drawn in Chinese with a CJK font, or stay English where no CJK font is installed
+    (`bertlib.course.messages.use_plot_language`).
+    """
     import matplotlib.pyplot as plt
+
+    from bertlib.course import messages
 
     plt.rcParams.update({"figure.figsize": (7, 4), "figure.dpi": 90, "axes.grid": True, "grid.alpha": 0.3,
                          "axes.spines.top": False, "axes.spines.right": False})
+    return messages.use_plot_language(lang)
 
 
 def repo_root():

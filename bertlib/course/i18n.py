@@ -1,0 +1,427 @@
+"""The Chinese edition, built from the English notebooks: `bertlib course-i18n build|check|todo`.
+
+One source, two editions. The English notebooks (`notebooks/`, `solutions/`) stay the only notebooks anyone
+edits. The Chinese text of their markdown cells lives next to them in paired files, one per notebook:
+
+    i18n/zh/notebooks/01_problem_setting.json
+    i18n/zh/solutions/01_problem_setting.json
+
+each `{cell_id: {"en_sha": <sha256 of the English markdown source>, "en": [...], "zh": [...]}}` (text as a list
+of lines, like a notebook's `source`, so a change shows as a readable diff). `en` is the English the Chinese was
+written from: when the English cell changes, `en_sha` no longer matches and `check` shows what changed.
+
+`build` writes `notebooks/zh/`, `solutions/zh/` and `exercises/zh/`:
+
+- every code cell is copied from the English notebook (source, outputs, metadata), so the code of the two
+  editions cannot drift; `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`;
+- every markdown cell gets its Chinese text; a cell without Chinese text, or whose Chinese was written for an
+  earlier English text, keeps its English with a one-line note, so the edition is always complete and honest;
+- the notebook metadata gets `"bertlib": {"lang": "zh", ...}`, which `bertlib.course.messages.language()` reads.
+
+`check` reports (a) markdown cells without Chinese text, (b) Chinese text whose English has changed (stale),
+(c) generated notebooks that differ from what `build` would write, (d) entries for cells that no longer exist,
+(e) words the glossary (`docs/glossary.md`) lists as variants not to use. By default it fails only on (c) and (e)
+and on malformed files; `--strict` also fails on (a), (b) and (d), and on an edition that was never built.
+"""
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from bertlib import resources
+from bertlib.course import exercises
+from bertlib.files import write_text_atomically
+
+LANGUAGES = ("zh",)
+SOURCE_EDITIONS = ("notebooks", "solutions")  # edited by hand, in English
+EXERCISES = "exercises"  # generated from solutions/ (and exercises/zh/ from solutions/zh/)
+NOTES = {
+    "zh": {
+        "missing": "（本段尚无中文译文，暂以英文原文显示。）",
+        "stale": "（英文原文已更新，本段中文译文待同步，暂以英文原文显示。）",
+    },
+}
+GLOSSARY = Path("docs") / "glossary.md"
+
+
+class TranslationFormatError(ValueError):
+    """A translation file that cannot be read as the convention of this module says; the message names it."""
+
+
+def source_sha(source):
+    """The sha256 (hex) of a markdown cell's source, as recorded in `en_sha`."""
+    return hashlib.sha256(_text(source).encode("utf-8")).hexdigest()
+
+
+def _text(source):
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _lines(text):
+    return text.splitlines(keepends=True)
+
+
+def translation_path(root, lang, edition, stem):
+    """`<root>/i18n/<lang>/<edition>/<stem>.json`, the Chinese text of one English notebook."""
+    return Path(root) / "i18n" / lang / edition / f"{stem}.json"
+
+
+def read_translations(path):
+    """`{cell_id: {"en_sha", "en", "zh"}}` of one translation file (`{}` when it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise TranslationFormatError(f"{path}: not readable JSON ({error})") from error
+    if not isinstance(data, dict):
+        raise TranslationFormatError(f"{path}: expected an object {{cell_id: {{\"en_sha\", \"zh\"}}}}")
+    entries = {}
+    for cell_id, entry in data.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("en_sha"), str) or "zh" not in entry:
+            raise TranslationFormatError(f"{path}: entry {cell_id!r} needs \"en_sha\" (a sha256 hex string) and "
+                                         f"\"zh\" (the Chinese text)")
+        zh = entry["zh"]
+        if not (isinstance(zh, str) or isinstance(zh, list) and all(isinstance(line, str) for line in zh)):
+            raise TranslationFormatError(f"{path}: entry {cell_id!r}: \"zh\" must be a string or a list of lines")
+        if not _text(zh).strip():
+            raise TranslationFormatError(f"{path}: entry {cell_id!r}: \"zh\" is empty (leave the cell out instead)")
+        entries[cell_id] = {"en_sha": entry["en_sha"], "en": _text(entry.get("en", "")), "zh": _text(zh)}
+    return entries
+
+
+def write_translation(root, lang, edition, stem, cell_id, zh, english_source):
+    """Records the Chinese text of one cell, with the English it was written from (used when translating)."""
+    path = translation_path(root, lang, edition, stem)
+    entries = read_translations(path)
+    entries[cell_id] = {"en_sha": source_sha(english_source), "en": _text(english_source), "zh": zh}
+    data = {key: {"en_sha": value["en_sha"], "en": _lines(value["en"]), "zh": _lines(value["zh"])}
+            for key, value in sorted(entries.items())}
+    write_text_atomically(path, json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+@dataclass
+class Coverage:
+    """What `check` found for one language: counts per edition and one line per problem, by kind."""
+
+    markdown: dict = field(default_factory=dict)  # edition -> markdown cells
+    translated: dict = field(default_factory=dict)  # edition -> cells with current Chinese text
+    missing: list = field(default_factory=list)
+    stale: list = field(default_factory=list)
+    orphans: list = field(default_factory=list)
+    generated: list = field(default_factory=list)  # generated files that differ, are missing or extra
+    not_built: list = field(default_factory=list)
+    glossary: list = field(default_factory=list)
+
+    def failures(self, strict):
+        found = self.generated + self.glossary
+        if strict:
+            found += self.missing + self.stale + self.orphans + self.not_built
+        return found
+
+    def summary(self):
+        parts = [f"{edition}: {self.translated.get(edition, 0)}/{count} markdown cells translated"
+                 for edition, count in self.markdown.items()]
+        return (f"{'; '.join(parts)}; {len(self.missing)} missing, {len(self.stale)} stale, "
+                f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
+                f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations")
+
+
+def english_notebooks(root, edition):
+    folder = Path(root) / edition
+    return sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+
+
+def translate_notebook(nb, entries, lang="zh"):
+    """The `lang` edition of an English notebook (a new object): markdown from `entries`, everything else copied.
+
+    Returns `(notebook, status)` where status maps each markdown cell id to "ok", "missing" or "stale".
+    """
+    translated = json.loads(json.dumps(nb))  # a deep copy, plain dicts
+    status = {}
+    for cell in translated["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        english = _text(cell["source"])
+        entry = entries.get(cell["id"])
+        if entry is None:
+            state, text = "missing", f"{NOTES[lang]['missing']}\n\n{english}"
+        elif entry["en_sha"] != source_sha(english):
+            state, text = "stale", f"{NOTES[lang]['stale']}\n\n{english}"
+        else:
+            state, text = "ok", entry["zh"]
+        status[cell["id"]] = state
+        cell["source"] = text
+    info = translated["metadata"].get("bertlib")
+    translated["metadata"]["bertlib"] = {**(info if isinstance(info, dict) else {}), "lang": lang}
+    return nbformat.from_dict(translated), status
+
+
+def expected_edition(root, lang="zh"):
+    """`{relative path: text}` of every generated file of the `lang` edition, and `{(edition, stem): status}`."""
+    root = Path(root)
+    files, statuses = {}, {}
+    for edition in SOURCE_EDITIONS:
+        for path in english_notebooks(root, edition):
+            nb = exercises.read_notebook(path)
+            entries = read_translations(translation_path(root, lang, edition, path.stem))
+            translated, status = translate_notebook(nb, entries, lang)
+            statuses[(edition, path.stem)] = (status, entries, nb)
+            files[f"{edition}/{lang}/{path.name}"] = exercises.notebook_text(translated)
+            if edition == "solutions":
+                exercise = exercises.build_exercise_notebook(translated, str(path))
+                exercise.metadata["bertlib"]["lang"] = lang
+                files[f"{EXERCISES}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
+    return files, statuses
+
+
+def build(root=None, lang="zh", out=None):
+    """Writes the `lang` edition under `out` (default: the repository), removing stale generated notebooks.
+
+    Returns the paths written or removed.
+    """
+    root = Path(root or resources.REPO_ROOT)
+    out = Path(out or root)
+    files, _ = expected_edition(root, lang)
+    changed = []
+    for relative, text in files.items():
+        path = out / relative
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            write_text_atomically(path, text)
+            changed.append(path)
+    for edition in (*SOURCE_EDITIONS, EXERCISES):
+        for path in sorted((out / edition / lang).glob("*.ipynb")):
+            if f"{edition}/{lang}/{path.name}" not in files:
+                path.unlink()
+                changed.append(path)
+    return changed
+
+
+def check(root=None, lang="zh", glossary_path=None):
+    """Returns the `Coverage` of the `lang` edition under `root` (default: the repository)."""
+    root = Path(root or resources.REPO_ROOT)
+    files, statuses = expected_edition(root, lang)
+    coverage = Coverage()
+    for (edition, stem), (status, entries, nb) in statuses.items():
+        coverage.markdown[edition] = coverage.markdown.get(edition, 0) + len(status)
+        coverage.translated[edition] = coverage.translated.get(edition, 0) + sum(s == "ok" for s in status.values())
+        english = {cell.id: _text(cell.source) for cell in nb.cells if cell.cell_type == "markdown"}
+        for cell_id, state in status.items():
+            where = f"{edition}/{stem}.ipynb, cell {cell_id}"
+            if state == "missing":
+                coverage.missing.append(f"{where}: no Chinese text")
+            elif state == "stale":
+                coverage.stale.append(f"{where}: the English changed since the Chinese was written"
+                                      f"{_change(entries[cell_id]['en'], english[cell_id])}")
+        for cell_id in sorted(set(entries) - set(english)):
+            coverage.orphans.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}: cell "
+                                    f"{cell_id} is no longer a markdown cell of {edition}/{stem}.ipynb")
+    for edition in (*SOURCE_EDITIONS, EXERCISES):
+        folder = root / edition / lang
+        if not folder.is_dir():
+            coverage.not_built.append(f"{edition}/{lang}/: not built (run `bertlib course-i18n build`)")
+            continue
+        for relative, text in files.items():
+            if relative.startswith(f"{edition}/"):
+                path = root / relative
+                if not path.exists():
+                    coverage.generated.append(f"{relative}: missing")
+                elif path.read_text(encoding="utf-8") != text:
+                    coverage.generated.append(f"{relative}: differs from the build")
+        for path in sorted(folder.glob("*.ipynb")):
+            if f"{edition}/{lang}/{path.name}" not in files:
+                coverage.generated.append(f"{edition}/{lang}/{path.name}: extra (no English notebook of that name)")
+    terms = read_glossary(glossary_path or root / GLOSSARY)
+    for (edition, stem), (_, entries, _) in statuses.items():
+        for cell_id, entry in entries.items():
+            for problem in glossary_problems(entry["zh"], terms):
+                coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
+    return coverage
+
+
+def _change(old, new):
+    if not old:
+        return " (the translation file does not hold the English it was written from)"
+    diff = [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    return f": {diff[0][:90]!r} …" if diff else " (whitespace only)"
+
+
+# ------------------------------------------------------------------------------------------------------ glossary
+
+@dataclass
+class Term:
+    """One glossary row: the Chinese term, its English form, and variants the course does not use."""
+
+    zh: str
+    en: str
+    avoid: tuple = ()
+
+
+def read_glossary(path):
+    """The terms of `docs/glossary.md`: every row of its tables with a Chinese term, English and variants to avoid.
+
+    A row is `| 中文 | English | 不用 | note |`; the third column lists variants separated by `、`.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TranslationFormatError(f"{path}: the glossary is missing")
+    terms = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) < 3 or set(cells[0]) <= set("-: ") or cells[0] == "中文":
+            continue
+        avoid = tuple(variant.strip(" `") for variant in re.split(r"[、,，]", cells[2]) if variant.strip(" `—-"))
+        terms.append(Term(zh=cells[0].strip("`"), en=cells[1].strip("`"), avoid=avoid))
+    return terms
+
+
+def glossary_problems(text, terms):
+    """One line per glossary variant found in `text` (Chinese prose), naming the term to use instead."""
+    problems = []
+    for term in terms:
+        for variant in term.avoid:
+            if variant and variant in text:
+                problems.append(f"uses {variant!r}; the glossary term for {term.en!r} is {term.zh!r}")
+    return problems
+
+
+# ----------------------------------------------------------------------------------------------------------- CLI
+
+def todo(root=None, lang="zh", edition=None, stem=None):
+    """Lines for a translator: each markdown cell lacking current Chinese text, with its English."""
+    root = Path(root or resources.REPO_ROOT)
+    _, statuses = expected_edition(root, lang)
+    lines = []
+    for (cell_edition, cell_stem), (status, _entries, nb) in statuses.items():
+        if edition and cell_edition != edition or stem and not cell_stem.startswith(stem):
+            continue
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and status[cell.id] != "ok":
+                lines.append(f"== {cell_edition}/{cell_stem} {cell.id} ({status[cell.id]})")
+                lines.append(_text(cell.source))
+    return lines
+
+
+def add_arguments(parser):
+    parser.add_argument("action", choices=("build", "check", "todo"),
+                        help="build: write notebooks/zh, solutions/zh, exercises/zh from the English notebooks and "
+                             "i18n/zh; check: report coverage and fail on out-of-date generated files or glossary "
+                             "violations; todo: print the English of every cell lacking current Chinese text")
+    parser.add_argument("--lang", choices=LANGUAGES, default="zh")
+    parser.add_argument("--strict", action="store_true",
+                        help="check: also fail on missing or stale Chinese text and on an edition not built")
+    parser.add_argument("--report", action="store_true",
+                        help="check: list every missing and stale cell (the default prints counts only)")
+    parser.add_argument("--root", type=Path, default=resources.REPO_ROOT,
+                        help="the repository whose notebooks/, solutions/ and i18n/ are read (default: this one)")
+    parser.add_argument("--out", type=Path, default=None, help="build: write the edition here (default: --root)")
+    parser.add_argument("--edition", choices=SOURCE_EDITIONS, default=None, help="todo: only this edition")
+    parser.add_argument("--notebook", default=None, metavar="NN", help="todo: only notebooks whose name starts so")
+
+
+def run(args):
+    try:
+        if args.action == "build":
+            changed = build(args.root, args.lang, args.out)
+            for path in changed:
+                print(f"{'wrote' if path.exists() else 'removed'} {path}")
+            print(f"the {args.lang} edition is up to date ({len(changed)} files changed)")
+            return 0
+        if args.action == "todo":
+            print("\n".join(todo(args.root, args.lang, args.edition, args.notebook)))
+            return 0
+        coverage = check(args.root, args.lang)
+    except (TranslationFormatError, exercises.ExerciseFormatError) as error:
+        print(f"error: {error}")
+        return 2
+    listed = coverage.generated + coverage.glossary
+    if args.report or args.strict:
+        listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + listed
+    for line in listed:
+        print(line)
+    print(f"{args.lang} edition: {coverage.summary()}")
+    failures = coverage.failures(args.strict)
+    if failures:
+        print(f"{len(failures)} problems: write or update the Chinese text in i18n/{args.lang}/ (see `bertlib "
+              f"course-i18n todo`), then run `bertlib course-i18n build`")
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------------- strings shown at run time
+
+LABEL_CALLS = {"set_title": 0, "set_xlabel": 0, "set_ylabel": 0, "suptitle": 0, "title": 0, "xlabel": 0,
+               "ylabel": 0}
+LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "hint")
+
+
+def runtime_strings(source):
+    """The English strings a code cell shows through plots and checks: titles, axis labels, legend labels, hints.
+
+    String literals only; an f-string becomes a template whose `{fields}` are named after its expressions
+    (`f"block {layer}"` gives "block {layer}"), the form `bertlib.course.zh_strings` lists it in.
+    """
+    import ast
+
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        values = [node.args[0]] if name in LABEL_CALLS and node.args else []
+        values += [keyword.value for keyword in node.keywords if keyword.arg in LABEL_KEYWORDS]
+        for value in values:
+            text = _template(value)
+            if text and re.search(r"[A-Za-z]{2}", text):
+                found.append(text)
+    return list(dict.fromkeys(found))
+
+
+def _template(node):
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts, used = [], set()
+        for index, value in enumerate(node.values):
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value).replace("{", "{{").replace("}", "}}"))
+            else:
+                names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+                name = names[0] if names else f"value{index}"
+                name = name if name not in used else f"{name}_{index}"
+                used.add(name)
+                parts.append("{" + name + "}")
+        return "".join(parts)
+    return None
+
+
+def untranslated_strings(root=None, lang="zh"):
+    """`{english: [where, ...]}` of runtime strings in the English notebooks that `zh_strings` does not list."""
+    from bertlib.course.zh_strings import STRINGS
+
+    root = Path(root or resources.REPO_ROOT)
+    missing = {}
+    for edition in SOURCE_EDITIONS:
+        for path in english_notebooks(root, edition):
+            nb = exercises.read_notebook(path)
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    for text in runtime_strings(cell.source):
+                        if text not in STRINGS:
+                            missing.setdefault(text, []).append(f"{edition}/{path.name}, cell {cell.id}")
+    return missing

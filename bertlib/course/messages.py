@@ -1,0 +1,180 @@
+"""Feedback and figure labels in the learner's language: English, or Chinese in the Chinese edition.
+
+The two editions share their code cells byte for byte (`bertlib.course.i18n`), so a check cell or a plot cell
+says the same thing in both. What the learner reads is chosen at run time:
+
+- `language()` is "zh" when `BERTLIB_LANG` says so (`zh`, `zh_CN`, ...), else when the running notebook's
+  metadata says `"bertlib": {"lang": "zh"}` (found through `JPY_SESSION_NAME`, which Jupyter sets, or the
+  kernel's folder being `notebooks/zh`, `solutions/zh` or `exercises/zh`), else "en".
+- `message(key, **fields)` formats one of the check messages of `MESSAGES` in that language.
+- `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
+  in `bertlib.course.zh_strings`, the English unchanged when it is not listed or the language is English.
+- `use_plot_language(lang)` (called by `course.set_plot_style`) makes matplotlib draw listed titles, labels and
+  legend entries in Chinese with a CJK font; with no CJK font on the machine it keeps English and says why.
+"""
+
+import functools
+import json
+import os
+import re
+import warnings
+from pathlib import Path
+
+LANGUAGES = ("en", "zh")
+EDITION_FOLDERS = ("notebooks", "solutions", "exercises")
+# CJK fonts, best first: Debian's fonts-noto-cjk (installed by `make`), then what macOS and Windows ship.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC", "Microsoft YaHei", "SimHei", "Arial Unicode MS")
+CJK_SAMPLE = "掩码语言模型"
+
+# The text of every message `bertlib.checks` prints or raises, by key; fields in braces.
+MESSAGES = {
+    "not_expected": {"en": "✘ {name} is not what was expected.", "zh": "✘ {name} 与预期不符。"},
+    "expected": {"en": "  Expected: {text}", "zh": "  预期：{text}"},
+    "got": {"en": "  Got:      {text}", "zh": "  实际：{text}"},
+    "hint": {"en": "  Hint:     {text}", "zh": "  提示：{text}"},
+    "passed": {"en": "✔ {name}: as expected", "zh": "✔ {name}：符合预期"},
+    "exercise_passed": {"en": "✔ Exercise {exercise_id} passed", "zh": "✔ 练习 {exercise_id} 通过"},
+    "function_matches": {"en": "✔ {name} matches the reference on {trials} random inputs",
+                         "zh": "✔ {name} 在 {trials} 组随机输入上与参考实现一致"},
+    "trial": {"en": "{call} (trial {trial} of {trials})", "zh": "{call}（第 {trial} 次试验，共 {trials} 次）"},
+    "shape_of": {"en": "the shape of {name}", "zh": "{name} 的形状"},
+    "raised": {"en": "an error: {error_type}: {error}", "zh": "报错：{error_type}: {error}"},
+    "number_close_to": {"en": "a number close to {expected}", "zh": "一个接近 {expected} 的数"},
+    "off_by": {"en": "{got} (off by {gap})", "zh": "{got}（相差 {gap}）"},
+    "answer_kind": {"en": "an answer of the kind the question asks for", "zh": "题目所要求类型的答案"},
+    "digest_answer": {"en": "the right answer (compared through a salted hash; the value is not shown)",
+                      "zh": "正确答案（通过加盐哈希比对，不显示答案本身）"},
+    "elements_differ": {"en": "({count} of {size} elements differ; the worst at index {index}: expected {expected}, "
+                              "got {got})",
+                        "zh": "（{size} 个元素中有 {count} 个不符；差得最多的在下标 {index}：预期 {expected}，"
+                              "实际 {got}）"},
+    "not_numbers": {"en": "(not numbers: compared exactly, and they differ)",
+                    "zh": "（不是数值：逐项精确比较，结果不同）"},
+    "expected_dict": {"en": "(expected a dict with keys {keys}{where})", "zh": "（{where}应为键为 {keys} 的 dict）"},
+    "expected_sequence": {"en": "(expected a {kind} of length {length}{where})",
+                          "zh": "（{where}应为长度 {length} 的 {kind}）"},
+    "shape_mismatch": {"en": "(shape {got}{where}, expected {expected})",
+                       "zh": "（{where}形状为 {got}，应为 {expected}）"},
+}
+
+
+def normalize_language(value):
+    """"zh" for any Chinese locale name (zh, zh_CN, zh-Hans, ...), "en" for English; else a ValueError."""
+    text = str(value or "").strip().lower().replace("-", "_")
+    if text.startswith("zh"):
+        return "zh"
+    if text.startswith("en") or text in ("c", "posix"):
+        return "en"
+    raise ValueError(f"BERTLIB_LANG={value!r} is not a language of the course; use one of {LANGUAGES}")
+
+
+def language():
+    """The learner's language, "en" or "zh" (see the module docstring for where it is read from)."""
+    chosen = os.environ.get("BERTLIB_LANG")
+    if chosen:
+        return normalize_language(chosen)
+    session = os.environ.get("JPY_SESSION_NAME")
+    if session and session.endswith(".ipynb"):
+        return _notebook_language(str(Path(session).resolve()))
+    cwd = Path.cwd()
+    if cwd.name in LANGUAGES[1:] and cwd.parent.name in EDITION_FOLDERS:
+        return cwd.name
+    return "en"
+
+
+@functools.lru_cache(maxsize=16)
+def _notebook_language(path):
+    try:
+        metadata = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {})
+        return normalize_language(metadata.get("bertlib", {}).get("lang", "en"))
+    except (OSError, ValueError, AttributeError):
+        return "en"
+
+
+def message(key, lang=None, **fields):
+    """One check message in `lang` (default `language()`), its fields filled in."""
+    return MESSAGES[key][lang or language()].format(**fields)
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue():
+    from bertlib.course.zh_strings import STRINGS
+
+    exact = {english: chinese for english, chinese in STRINGS.items() if "{" not in english}
+    patterns = [(re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(english)) + "$", re.S), chinese)
+                for english, chinese in STRINGS.items() if "{" in english]
+    return exact, patterns
+
+
+def translate(text, lang=None):
+    """The Chinese of a listed English string (hint, title, label) when the language is Chinese; else `text`.
+
+    A listed string may hold `{fields}` that match any text, e.g. "block {layer}, head {head}" matches
+    "block 3, head 7" and gives "第 3 层、第 7 个头".
+    """
+    if not isinstance(text, str) or not text or (lang or language()) != "zh":
+        return text
+    exact, patterns = _catalogue()
+    if text in exact:
+        return exact[text]
+    for pattern, chinese in patterns:
+        match = pattern.match(text)
+        if match:
+            return chinese.format(**match.groupdict())
+    return text
+
+
+def cjk_font():
+    """The name of a font matplotlib can use for Chinese, or None when the machine has none."""
+    from matplotlib import font_manager
+
+    names = {font.name for font in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in names:
+            return name
+    # Installed after matplotlib built its font cache (e.g. by `make` on a fresh machine): add the files.
+    for path in font_manager.findSystemFonts():
+        if re.search(r"cjk|wqy|wenquanyi|sourcehan", Path(path).name, re.I):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):
+                continue
+    names = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in names), None)
+
+
+_installed = {"lang": "en"}
+
+
+def use_plot_language(lang=None):
+    """Makes matplotlib draw the course's listed strings in `lang` (default `language()`); returns the language used.
+
+    Chinese needs a CJK font: the first of `CJK_FONTS` found is listed after DejaVu Sans (Latin letters and digits
+    keep their look, Chinese characters come from the CJK font). Without one, figures stay in English, with a
+    warning that says how to install a font, rather than drawing boxes.
+    """
+    import matplotlib
+    import matplotlib.text
+
+    lang = normalize_language(lang) if lang else language()
+    if lang == "zh":
+        font = cjk_font()
+        if font is None:
+            warnings.warn("no CJK font found (install Debian's fonts-noto-cjk, e.g. `sudo apt-get install "
+                          "fonts-noto-cjk`), so figures keep their English titles and labels", stacklevel=2)
+            lang = "en"
+        else:
+            # Named one by one: matplotlib falls back glyph by glyph only across the families listed here.
+            matplotlib.rcParams["font.family"] = ["DejaVu Sans", font, "sans-serif"]
+    if lang == "zh" and not hasattr(matplotlib.text.Text, "_bertlib_set_text"):
+        matplotlib.text.Text._bertlib_set_text = matplotlib.text.Text.set_text
+
+        def set_text(self, text):
+            if _installed["lang"] != "en":
+                text = translate(text, _installed["lang"])
+            return matplotlib.text.Text._bertlib_set_text(self, text)
+
+        matplotlib.text.Text.set_text = set_text
+    _installed["lang"] = lang
+    return lang

@@ -1,0 +1,148 @@
+"""Chinese for the English strings the course's code cells show: hints of checks, plot titles, labels, legends.
+
+Code cells are the same in both editions (`bertlib.course.i18n`), so their strings are translated when shown,
+by `bertlib.course.messages.translate`. A key with `{fields}` matches any text in their place (an f-string of a
+notebook, as `bertlib.course.i18n.runtime_strings` writes it). `bertlib course-i18n check --report` counts the
+strings of the notebooks not listed here; they are shown in English.
+"""
+
+STRINGS = {
+    # ------------------------------------------------------------------ figures: titles, axis labels, legends
+    # 00
+    "masked LM": "掩码语言模型",
+    "next sentence": "下一句预测",
+    "uniform guess over 30,522 pieces": "在 30,522 个词元上均匀瞎猜",
+    "Pretraining losses": "预训练损失",
+    "optimizer step": "优化步",
+    "cross-entropy (nats)": "交叉熵（nats）",
+    "Pretraining accuracies": "预训练准确率",
+    "accuracy (fraction)": "准确率（比例）",
+    # 01
+    "Who may attend to whom (dark/coloured = allowed)": "谁能看见谁（深色/彩色 = 允许）",
+    "key position j (attended to)": "键位置 j（被关注）",
+    "query position i": "查询位置 i",
+    "chance": "随机水平",
+    "Labelling the name from a verb on its right": "凭右侧的动词给人名打标签",
+    "epoch": "轮次",
+    "training accuracy (fraction)": "训练准确率（比例）",
+    "Block 1 attention from '{labels}' (position {NAME_POSITION})": "第 1 层中 '{labels}'（位置 {NAME_POSITION}）的注意力",
+    "key token (attended to)": "键词元（被关注）",
+    "Training loss: the naive objective collapses": "训练损失：天真的目标一路塌到零",
+    "masked-LM cross-entropy (nats, log scale)": "掩码语言模型交叉熵（nats，对数刻度）",
+    # 02
+    "block {layer}, head {head}: attends to the {pattern}": "第 {layer} 层第 {head} 个注意力头：关注{pattern}",
+    "key (attended to)": "键（被关注）",
+    "query": "查询",
+    "share of all parameters (%)": "占全部参数的比例（%）",
+    "Where BERT's parameters are": "BERT 的参数都在哪里",
+    "WordPieces per word": "每个词切成的 WordPiece 数",
+    "Smaller vocabularies cut words into more pieces": "词表越小，词被切得越碎",
+    "vocabulary": "词表",
+    # 03
+    "paper §3.3": "论文 §3.3",
+    "measured ({slots} tokens)": "实测（{slots} 个词元）",
+    "share of selected tokens (%)": "占被选中词元的比例（%）",
+    "What happens to the 15% selected tokens": "被选中的 15% 词元各自的去向",
+    "[MASK] tokens per 512-token sequence": "每条 512 词元序列中的 [MASK] 数",
+    "sequences": "序列数",
+    "[MASK] count per sequence (binomial around 61.6)": "每条序列的 [MASK] 数（围绕 61.6 的二项分布）",
+    "Own pretraining task: accuracy as % of the final value": "各自的预训练任务：准确率占最终值的百分比",
+    "% of final pretraining accuracy": "占最终预训练准确率的 %",
+    "best possible from the left only (1/3)": "只看左侧的理论上限（1/3）",
+    "Downstream probe (frozen): name the next word": "下游探针（冻结）：说出下一个词",
+    "probe accuracy (%)": "探针准确率（%）",
+    "pretraining step": "预训练步数",
+    # 04
+    "pair length (tokens, with [CLS] and two [SEP])": "句对长度（词元数，含 [CLS] 和两个 [SEP]）",
+    "pairs": "句对数",
+    "Pair lengths: mostly full, 10% deliberately short (short_seq_prob)": "句对长度：大多装满，10% 故意取短（short_seq_prob）",
+    "NSP (train batches)": "NSP（训练批）",
+    "MLM (train batches)": "MLM（训练批）",
+    "NSP on fresh pairs (end)": "NSP：新句对上（训练结束时）",
+    "NSP chance": "NSP 随机水平",
+    "accuracy (%)": "准确率（%）",
+    "Tiny BERT, MLM + NSP on the Python docs (seed 0)": "微型 BERT 在 Python 文档上做 MLM + NSP（种子 0）",
+    # 05
+    "Pretraining: 10k warmup, linear decay over 1M steps": "预训练：预热 1 万步，在 100 万步内线性衰减",
+    "step (thousands)": "步数（千）",
+    "learning rate (x 1e-4)": "学习率（× 1e-4）",
+    "end of warmup": "预热结束",
+    "Zoom on the first 20k steps": "放大前 2 万步",
+    "measured CPU time": "实测 CPU 时间",
+    "counted FLOPs": "计数的 FLOPs",
+    "n² scaling: 16x": "按 n² 增长：16 倍",
+    "linear scaling: 4x": "线性增长：4 倍",
+    "Cost of 512 tokens relative to 128": "512 词元相对 128 词元的开销",
+    "cost at 512 / cost at 128": "512 的开销 / 128 的开销",
+    "SST-2 dev, fine-tuned on {sst2_data} sentences": "SST-2 开发集，用 {sst2_data} 个句子微调",
+    # 06
+    "bertlib masker (77 selected)": "bertlib 掩码器（选中 77 个）",
+    "independent 15% / 80% coins": "各自独立的 15% / 80% 抛硬币",
+    "paper: 512 × 0.15 × 0.8 = 61.44": "论文：512 × 0.15 × 0.8 = 61.44",
+    "[MASK] tokens in a 512-token sequence": "一条 512 词元序列中的 [MASK]",
+    "[MASK] tokens per sequence": "每条序列的 [MASK] 数",
+    "selection rate": "掩码率",
+    "key position (may be seen)": "键位置（可被看见）",
+    "query position (looks)": "查询位置（去看的一方）",
+    "bound for left + right read-out": "左右两侧读出的上限",
+    "Learning XOR of the left and right neighbours": "学习左右邻居的异或",
+    "training accuracy": "训练准确率",
+    # 07
+    "Time to generate one token (faint: each token; line: running median)": "生成一个词元的耗时（浅色：逐个词元；折线：滑动中位数）",
+    "tokens already in the sequence": "序列中已有的词元数",
+    "milliseconds per token": "每个词元的毫秒数",
+    "SST-2 dev errors of the fine-tuned MiniLM by sentence length": "微调后 MiniLM 在 SST-2 开发集上的错误率（按句长）",
+    "sentence length (words)": "句长（词数）",
+    "error rate (%)": "错误率（%）",
+    # 08
+    "share of 1,000 test sentences (%)": "占 1,000 个测试句的比例（%）",
+    "Removing one branch of 80/10/10 ({STEPS} steps, toy language; median and range over {SEEDS} seed(s))":
+        "去掉 80/10/10 的一个分支（{STEPS} 步，玩具语言；{SEEDS} 个种子的中位数与范围）",
+    "Each branch removed, against 80/10/10 ({SEEDS} seed(s))": "逐个去掉分支，与完整 80/10/10 对比（{SEEDS} 个种子）",
+    "expected effect (points)": "预期效应（分）",
+    "Doubling the hidden size: cloze accuracy gained ({SEEDS} seed(s))": "隐藏维度翻倍：完形填空准确率的提升（{SEEDS} 个种子）",
+    "cloze accuracy gained (points)": "完形填空准确率提升（分）",
+    "trained on Python docs": "在 Python 文档上训练",
+    "real BERT vocabulary (30,522)": "真实 BERT 词表（30,522）",
+    "words per sentence": "每句词数",
+    "learned vocabulary size (pieces, log scale)": "学得的词表大小（WordPiece 数，对数刻度）",
+    "pieces per SST-2 sentence": "每个 SST-2 句子的 WordPiece 数",
+    "Bigger vocabulary, shorter sequences": "词表越大，序列越短",
+    # ------------------------------------------------------------------------------------ hints of the checks
+    # 01
+    "start from padding_mask[:, None, None, :]; for causal, AND with np.tril(np.ones((seq, seq)))":
+        "从 padding_mask[:, None, None, :] 出发；因果掩码再与 np.tril(np.ones((seq, seq))) 做逻辑与",
+    "a causal model's position i only sees j <= i, in every layer; a bidirectional one sees all":
+        "因果模型的位置 i 在每一层都只能看到 j <= i；双向模型处处都能看到",
+    "i -> j -> i: count the hops a token needs to come back; with one position there is nobody else":
+        "i -> j -> i：数一数一个词元要跳几次才能回到自己；只有一个位置时没有别的词元可借道",
+    "one no-self layer mixes only the other positions": "一层“不看自己”的注意力只混合其他位置",
+    "with one position there is nobody else to route through": "只有一个位置时，没有别的词元可以借道",
+    "i -> j -> i: two hops bring a token back to its own position": "i -> j -> i：两跳就能让词元回到自己的位置",
+    "two independent LSTMs, concatenated; frozen vectors fed to a task model":
+        "两个独立训练的 LSTM 拼接而成；冻结的向量交给任务模型使用",
+    "a left-to-right Transformer, fine-tuned end to end": "从左到右的 Transformer，端到端微调",
+    "every layer attends both ways; fine-tuned end to end": "每一层都同时看两侧；端到端微调",
+    "§5.5's ablation table: the BERT_BASE row, then the LTR & No NSP row (dev F1)":
+        "§5.5 的消融表：先看 BERT_BASE 一行，再看 LTR & No NSP 一行（开发集 F1）",
+    "§5.5, the BERT_BASE row": "§5.5，BERT_BASE 一行",
+    "§5.5, the LTR & No NSP row": "§5.5，LTR & No NSP 一行",
+    # 06
+    "512 x 15% selected x 80% of those become [MASK]": "512 × 15% 被选中 × 其中 80% 换成 [MASK]",
+    "use the rates passed in, not the paper's": "用传进来的比例，不要写死论文的数",
+    "np.rint(num_eligible * rate), then clip to [1, max_predictions]": "先 np.rint(num_eligible * rate)，再截到 [1, max_predictions]",
+    "a packed 512-token sequence has 510 eligible tokens ([CLS] and [SEP] are never chosen); "
+    "np.rint rounds a half to the even neighbour":
+        "装满的 512 词元序列只有 510 个可选词元（[CLS] 和 [SEP] 从不被选）；np.rint 遇到 .5 取最近的偶数",
+    "count the targets the masker picks on a 128-token row at each rate": "在每个掩码率下，数一数掩码器在一行 128 个词元里选出多少个目标",
+    "80% of the selected tokens become [MASK]": "被选中的词元有 80% 换成 [MASK]",
+    "each neighbour is intact with probability 1 - rate": "每个邻居保持原样的概率是 1 - rate",
+    "np.tril: row i sees columns 0..i": "np.tril：第 i 行能看到第 0..i 列",
+    "the mirror image: row i sees columns i..n-1": "镜像：第 i 行能看到第 i..n-1 列",
+    "check both directions in sees_both_sides": "在 sees_both_sides 里两个方向都要检查",
+    "try all s(0), s(1), t(0), t(1) from `values`; predict 1 when s(a) + t(b) > 0; count the 4 cases":
+        "从 `values` 里遍历 s(0)、s(1)、t(0)、t(1) 的所有取值；s(a) + t(b) > 0 时预测 1；数一数 4 种情况",
+    "the previous score is score - gain; its remaining error is 100 minus that": "原来的分数是 score - gain；它剩下的误差是 100 减去它",
+    "compare the three shares; the one nearest 100 has the least room": "比较三个比例；最接近 100 的那个提升空间最小",
+    "previous = score - gain": "原来的分数 = score - gain",
+}

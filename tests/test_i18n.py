@@ -1,0 +1,292 @@
+"""The Chinese edition (`bertlib course-i18n`): built from the English notebooks, checked against them.
+
+The references are the English notebooks themselves (code cells must be the same bytes), the English exercise
+build (`bertlib exercises build`), matplotlib's own font files (a CJK glyph must be in the font that draws it)
+and the glossary's list of variants.
+"""
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.ft2font import FT2Font  # noqa: E402
+
+from bertlib import cli  # noqa: E402
+from bertlib.course import exercises, grading, i18n, messages  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTERS = ("01_problem_setting.ipynb", "06_self_test.ipynb")  # two real chapters keep the test quick
+
+
+@pytest.fixture()
+def course(tmp_path):
+    """Copies of two real chapters (notebooks/, solutions/) and the glossary, in a temporary repository."""
+    for edition in i18n.SOURCE_EDITIONS:
+        (tmp_path / edition).mkdir()
+        for name in CHAPTERS:
+            shutil.copy(REPO / edition / name, tmp_path / edition / name)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "glossary.md", tmp_path / "docs" / "glossary.md")
+    return tmp_path
+
+
+def cells_of(path, kind):
+    return [cell for cell in json.loads(Path(path).read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == kind]
+
+
+def first_markdown(path):
+    nb = exercises.read_notebook(path)
+    return next(cell for cell in nb.cells if cell.cell_type == "markdown")
+
+
+def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, "# 中文标题\n\n正文。",
+                           cell.source)
+    i18n.build(course)
+    exercises.build(course / "solutions", course / "exercises")  # the English exercises, as the reference
+    for edition in (*i18n.SOURCE_EDITIONS, i18n.EXERCISES):
+        for name in CHAPTERS:
+            english, chinese = course / edition / name, course / edition / "zh" / name
+            assert json.dumps(cells_of(chinese, "code")) == json.dumps(cells_of(english, "code")), (edition, name)
+            assert len(cells_of(chinese, "markdown")) == len(cells_of(english, "markdown"))
+            metadata = json.loads(chinese.read_text(encoding="utf-8"))["metadata"]["bertlib"]
+            assert metadata["lang"] == "zh"
+            if edition == i18n.EXERCISES:
+                assert {k: v for k, v in metadata.items() if k != "lang"} == json.loads(
+                    english.read_text(encoding="utf-8"))["metadata"]["bertlib"]
+    translated = cells_of(course / "solutions" / "zh" / CHAPTERS[0], "markdown")[0]
+    assert "".join(translated["source"]) == "# 中文标题\n\n正文。"
+    exercise = cells_of(course / "exercises" / "zh" / CHAPTERS[0], "markdown")[0]
+    assert "".join(exercise["source"]) == "# 中文标题\n\n正文。"
+
+
+def test_missing_and_stale_translations_are_reported_and_strict_fails(course, capsys):
+    stem = Path(CHAPTERS[0]).stem
+    cell = first_markdown(course / "notebooks" / CHAPTERS[0])
+    i18n.write_translation(course, "zh", "notebooks", stem, cell.id, "中文。", cell.source)
+    i18n.build(course)
+    coverage = i18n.check(course)
+    total = coverage.markdown["notebooks"]
+    assert coverage.translated["notebooks"] == 1 and len(coverage.missing) == total - 1 + coverage.markdown[
+        "solutions"]
+    assert not coverage.stale and not coverage.failures(strict=False)
+    assert coverage.failures(strict=True)
+
+    # The English author edits the cell: the Chinese is now stale, and the build shows the English with a note.
+    path = course / "notebooks" / CHAPTERS[0]
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    (english,) = [c for c in nb["cells"] if c.get("id") == cell.id]
+    english["source"] = "".join(english["source"]) + "\nOne more English sentence."
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    coverage = i18n.check(course)
+    assert len(coverage.stale) == 1 and cell.id in coverage.stale[0] and "One more English sentence" in \
+        coverage.stale[0]
+    assert coverage.translated["notebooks"] == 0
+    assert any("notebooks/zh/" in line for line in coverage.generated)  # the built file no longer matches
+    assert cli.main(["course-i18n", "check", "--root", str(course)]) == 1
+    i18n.build(course)
+    assert cli.main(["course-i18n", "check", "--root", str(course)]) == 0
+    assert cli.main(["course-i18n", "check", "--strict", "--root", str(course)]) == 1
+    built = cells_of(course / "notebooks" / "zh" / CHAPTERS[0], "markdown")
+    shown = "".join(next(c for c in built if c["id"] == cell.id)["source"])
+    assert shown.startswith(i18n.NOTES["zh"]["stale"]) and "One more English sentence" in shown
+    assert "stale" in capsys.readouterr().out
+
+
+def test_orphaned_entries_and_glossary_variants_are_reported(course):
+    stem = Path(CHAPTERS[1]).stem
+    cell = first_markdown(course / "solutions" / CHAPTERS[1])
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "这里写成了遮蔽语言模型和精调。", cell.source)
+    i18n.write_translation(course, "zh", "solutions", stem, "no-such-cell", "一段孤立的译文。", "gone")
+    coverage = i18n.check(course)
+    assert len(coverage.orphans) == 1 and "no-such-cell" in coverage.orphans[0]
+    assert len(coverage.glossary) == 2
+    assert "'遮蔽语言模型'" in coverage.glossary[0] + coverage.glossary[1]
+    assert "'精调'" in coverage.glossary[0] + coverage.glossary[1]
+    assert coverage.failures(strict=False) == coverage.glossary  # glossary breaches fail even without --strict
+
+
+def test_the_build_is_deterministic(course, tmp_path_factory):
+    cell = first_markdown(course / "notebooks" / CHAPTERS[1])
+    i18n.write_translation(course, "zh", "notebooks", Path(CHAPTERS[1]).stem, cell.id, "中文。", cell.source)
+    first, second = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
+    i18n.build(course, out=first)
+    i18n.build(course, out=second)
+    files = sorted(path.relative_to(first) for path in first.rglob("*.ipynb"))
+    assert len(files) == 3 * len(CHAPTERS)
+    for relative in files:
+        assert (first / relative).read_bytes() == (second / relative).read_bytes()
+    assert i18n.build(course, out=first) == []  # nothing to rewrite
+
+
+def test_a_translation_file_without_en_sha_is_refused_with_its_name(course, capsys):
+    path = i18n.translation_path(course, "zh", "notebooks", Path(CHAPTERS[0]).stem)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"abc": {"zh": "中文"}}), encoding="utf-8")
+    assert cli.main(["course-i18n", "check", "--root", str(course)]) == 2
+    out = capsys.readouterr().out
+    assert str(path) in out and "en_sha" in out
+
+
+def test_the_repository_glossary_has_forty_terms_with_english():
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    assert len(terms) >= 40
+    by_zh = {term.zh: term for term in terms}
+    for chinese, english in (("掩码语言模型", "masked language model"), ("下一句预测", "next-sentence prediction"),
+                             ("微调", "fine-tuning"), ("一句话蒸馏", "one-sentence distillation")):
+        assert english in by_zh[chinese].en
+    # no variant may be a Chinese term of its own, or the check would forbid a word the course must use
+    assert not {variant for term in terms for variant in term.avoid} & set(by_zh)
+
+
+# -------------------------------------------------------------------------------------------------- grading
+
+SOLUTION_CELL = "### BEGIN SOLUTION\nanswer = 6 * 7\n### END SOLUTION"
+CHECK_CELL = "from bertlib.checks import check_equal, done\ncheck_equal('answer', answer, 42)\ndone('9.1')"
+
+
+def write_toy(root):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 09 · Toy\n\nCompute the answer."),
+                nbformat.v4.new_code_cell(SOLUTION_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "solution"}}),
+                nbformat.v4.new_code_cell(CHECK_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "check"}})]
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"toy-{index}"
+    (root / "solutions").mkdir(parents=True)
+    nbformat.write(nb, str(root / "solutions" / "09_toy.ipynb"))
+    (root / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "glossary.md", root / "docs" / "glossary.md")
+    i18n.write_translation(root, "zh", "solutions", "09_toy", "toy-0", "# 09 · 玩具\n\n算出答案。", nb.cells[0].source)
+    i18n.build(root)
+
+
+def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
+    write_toy(tmp_path)
+    exercises.build(tmp_path / "solutions", tmp_path / "exercises")
+    solution_paths = [tmp_path / "solutions" / "09_toy.ipynb"]
+    solution = exercises.read_notebook(solution_paths[0])
+    for folder in ("solutions", "exercises"):
+        english = exercises.read_notebook(tmp_path / folder / "09_toy.ipynb")
+        chinese = exercises.read_notebook(tmp_path / folder / "zh" / "09_toy.ipynb")
+        assert grading.grading_cells(chinese, solution) == grading.grading_cells(english, solution)
+        assert grading.identify(tmp_path / folder / "zh" / "09_toy.ipynb", solution_paths).solution == \
+            solution_paths[0]
+    renamed = tmp_path / "作业.ipynb"  # a learner's renamed copy is still found by the chapter id in its metadata
+    shutil.copy(tmp_path / "exercises" / "zh" / "09_toy.ipynb", renamed)
+    plan = grading.identify(renamed, solution_paths)
+    assert plan.solution == solution_paths[0] and plan.how == "the chapter id in its metadata"
+
+
+@pytest.mark.slow
+def test_bertlib_grade_grades_a_chinese_submission_against_the_english_solutions(tmp_path):
+    write_toy(tmp_path)
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copy(tmp_path / "solutions" / "zh" / "09_toy.ipynb", submissions / "09_toy_done.ipynb")
+    shutil.copy(tmp_path / "exercises" / "zh" / "09_toy.ipynb", submissions / "09_toy_blank.ipynb")
+    rows = grading.grade([submissions], tmp_path / "grades.csv", solutions_dir=tmp_path / "solutions", timeout=120)
+    status = {Path(row["notebook"]).name: (row["status"], row["score"]) for row in rows}
+    assert status == {"09_toy_done.ipynb": ("passed", 1), "09_toy_blank.ipynb": ("failed", 0)}
+
+
+# ------------------------------------------------------------------------------------------ messages, plots
+
+def test_language_follows_the_variable_then_the_notebook_then_the_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("BERTLIB_LANG", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert messages.language() == "en"
+    folder = tmp_path / "notebooks" / "zh"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert messages.language() == "zh"
+    monkeypatch.chdir(tmp_path)
+    notebook = tmp_path / "chapter.ipynb"
+    notebook.write_text(json.dumps({"metadata": {"bertlib": {"lang": "zh"}}, "cells": []}), encoding="utf-8")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    assert messages.language() == "zh"
+    monkeypatch.setenv("BERTLIB_LANG", "en_US.UTF-8")
+    assert messages.language() == "en"
+    monkeypatch.setenv("BERTLIB_LANG", "zh_CN")
+    assert messages.language() == "zh"
+    monkeypatch.setenv("BERTLIB_LANG", "klingon")
+    with pytest.raises(ValueError, match="klingon"):
+        messages.language()
+
+
+def test_every_message_has_both_languages_with_the_same_fields():
+    import string
+
+    for key, texts in messages.MESSAGES.items():
+        assert set(texts) == set(messages.LANGUAGES), key
+        fields = [{name for _, name, _, _ in string.Formatter().parse(text) if name} for text in texts.values()]
+        assert fields[0] == fields[1], key
+    assert messages.message("not_expected", lang="zh", name="softmax(x)") == "✘ softmax(x) 与预期不符。"
+
+
+def test_translate_fills_templates_and_leaves_unknown_text_alone():
+    assert messages.translate("epoch", lang="zh") == "轮次"
+    assert messages.translate("epoch", lang="en") == "epoch"
+    assert messages.translate("block 3, head 7: attends to the next token", lang="zh") == \
+        "第 3 层第 7 个注意力头：关注next token"
+    assert messages.translate("not a course string", lang="zh") == "not a course string"
+
+
+def test_runtime_strings_of_a_cell_are_found_as_templates():
+    source = ('ax.set_title(f"block {layer}, head {head}: attends to the {pattern}")\n'
+              'ax.set(xlabel="epoch", ylabel="training accuracy")\ncheck_equal("x", x, 1, hint="4H with H = 768")\n'
+              'plt.plot(x, y, label=f"measured ({len(slots)} tokens)")\n%matplotlib inline')
+    assert i18n.runtime_strings(source) == ["block {layer}, head {head}: attends to the {pattern}", "epoch",
+                                            "training accuracy", "4H with H = 768", "measured ({len} tokens)"]
+
+
+@pytest.fixture()
+def plot_state():
+    with matplotlib.rc_context():
+        yield
+        messages.use_plot_language("en")
+        plt.close("all")
+
+
+def glyphs_missing(text, font_path):
+    charmap = FT2Font(font_path).get_charmap()
+    return [char for char in text if not char.isspace() and ord(char) not in charmap]
+
+
+@pytest.mark.skipif(messages.cjk_font() is None, reason="no CJK font on this machine (make installs fonts-noto-cjk)")
+def test_chinese_titles_are_drawn_with_a_font_that_has_their_glyphs(plot_state):
+    from bertlib import course
+
+    assert course.set_plot_style(lang="zh") == "zh"
+    figure, axis = plt.subplots()
+    axis.set_title("掩码语言模型")
+    axis.set_xlabel("epoch")
+    assert axis.get_xlabel() == "轮次"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font(s)" when it draws a box
+        figure.canvas.draw()
+    title = axis.title
+    fonts = font_manager.fontManager._find_fonts_by_props(title.get_fontproperties())
+    covering = [path for path in fonts if not glyphs_missing("掩码语言模型", path)]
+    assert covering, f"no font of {fonts} has the glyphs of 掩码语言模型"
+    assert FT2Font(covering[0]).family_name in messages.CJK_FONTS
+
+
+def test_without_a_cjk_font_figures_stay_english(plot_state, monkeypatch):
+    from bertlib import course
+
+    monkeypatch.setattr(messages, "cjk_font", lambda: None)
+    with pytest.warns(UserWarning, match="fonts-noto-cjk"):
+        assert course.set_plot_style(lang="zh") == "en"
+    _, axis = plt.subplots()
+    axis.set_xlabel("epoch")
+    assert axis.get_xlabel() == "epoch"
