@@ -119,13 +119,15 @@ def main():
     parser.add_argument("--full", action="store_true", help="full mode (what learners run), not BERTLIB_FAST=1")
     parser.add_argument("--output-dir", help="write the executed notebooks here instead of in place")
     parser.add_argument("--clean-only", action="store_true", help="only clean metadata and start-up noise")
+    parser.add_argument("--timeout", type=int, default=900,
+                        help="seconds one cell may run (default 900; raise it on a machine shared with other jobs)")
     args = parser.parse_args()
     if args.clean_only:
         for path in args.paths:
             nbformat.write(clean(nbformat.read(path, as_version=4)), path)
         return
     for path in args.paths:
-        print(f"{path}: {run(path, fast=not args.full, output_dir=args.output_dir):.1f} s", flush=True)
+        print(f"{path}: {run(path, fast=not args.full, timeout=args.timeout, output_dir=args.output_dir):.1f} s", flush=True)
 
 
 if __name__ == "__main__":
