@@ -130,7 +130,12 @@ class AttentionExplorer:
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.max_length = max_length or backbone.config.max_sequence_length
-        self.layer, self.head, self.view = layer, head, view
+        # numpy integers (e.g. from np.unravel_index) become ints, so the widget's selectors accept them
+        self.layer = int(layer)
+        self.head = int(head) if isinstance(head, (int, np.integer)) else head
+        if view not in ("heatmap", "lines"):
+            raise ValueError(f"view={view!r} must be 'heatmap' or 'lines'.")
+        self.view = view
         self._widget = None
         self.set_text(text, text_pair)
         select_maps(self.maps, layer, head)  # a bad layer or head fails here, not in the widget
