@@ -54,4 +54,18 @@ WRONG_ANSWERS = {
         "LARGE as 330M": [("base_and_large = (110, 340)", "base_and_large = (110, 330)")],
         "exact counts in millions": [("base_and_large = (110, 340)", "base_and_large = (109, 335)")],
     },
+    "2.6": {
+        "the tanh GELU": [("return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))",
+                           "return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))")],
+        "pooler without tanh": [("np.tanh(sequence_output[:, 0] @ kernel + bias)", "sequence_output[:, 0] @ kernel + bias")],
+        "pooler on the last position": [("np.tanh(sequence_output[:, 0]", "np.tanh(sequence_output[:, -1]")],
+        "untied decoder: a matrix of its own": [(
+            "return x @ token_embeddings.T + output_bias",
+            "return x @ np.random.default_rng(0).normal(scale=0.02, size=token_embeddings.shape).T + output_bias")],
+        "decoder without its bias": [("return x @ token_embeddings.T + output_bias", "return x @ token_embeddings.T")],
+        "no LayerNorm in the head": [(
+            "    x = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-12) * gamma + beta\n", "")],
+        "ReLU in the head": [("gelu(hidden @ transform_kernel + transform_bias)",
+                              "np.maximum(0.0, hidden @ transform_kernel + transform_bias)")],
+    },
 }
