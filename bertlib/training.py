@@ -36,6 +36,8 @@ import json
 import math
 import sys
 import time
+import zipfile
+import zlib
 from pathlib import Path
 
 import keras
@@ -47,6 +49,7 @@ from bertlib.files import atomic_write, write_text_atomically
 from bertlib.model import NO_WEIGHT_DECAY, pretraining_batch
 
 CHECKPOINTS_KEPT = 2
+MAX_SEQ_LENGTH = 512  # the learned positions of every preset (BertConfig.max_sequence_length, §A.2)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -122,25 +125,57 @@ def make_optimizer(learning_rate=1e-4, warmup_steps=10_000, total_steps=1_000_00
     return optimizer
 
 
-def precision_for(strategy=None):
-    """"mixed_bfloat16" on a TPU, "mixed_float16" on a GPU, "float32" on a CPU (no fast half precision)."""
+# bfloat16 on a CPU must beat float32 by this much in the start-up probe: a matmul 1.3x faster made the bench
+# step about 1.25x faster on an AVX512-BF16 CPU (bench/RESULTS.md), less would not pay for the casts.
+BFLOAT16_MIN_SPEEDUP = 1.3
+
+
+def precision_for(strategy=None, flags=None, probe=None):
+    """The dtype policy that trains fastest on this device: what `precision="auto"` picks.
+
+    "mixed_bfloat16" on a TPU and "mixed_float16" on a GPU (where `compile` adds loss scaling). On a CPU,
+    "mixed_bfloat16" when the CPU has bfloat16 units (AMX-BF16, AVX512-BF16 or Arm BF16; see
+    `distribute.BFLOAT16_CPU_FLAGS`) and a short matmul probe finds bfloat16 at least `BFLOAT16_MIN_SPEEDUP`
+    times faster than float32; "float32" otherwise (without those units bfloat16 is emulated, and slower).
+    The probe runs once per process. In both mixed policies the weights, LayerNorm, the attention softmax and
+    the loss stay in float32.
+
+    Args:
+        strategy: a `tf.distribute.Strategy` or None (the devices TensorFlow or JAX sees).
+        flags: set of CPU flags, defaults to `distribute.cpu_flags()` (for tests).
+        probe: callable returning bfloat16's matmul speedup, defaults to `distribute.bfloat16_matmul_speedup`
+            (for tests).
+    """
     if strategy is not None and distribute.is_tpu(strategy):
         return "mixed_bfloat16"
     if keras.backend.backend() == "jax":
         import jax
 
         platform = jax.devices()[0].platform
-        return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(platform, "float32")
-    import tensorflow as tf
+    else:
+        import tensorflow as tf
 
-    return "mixed_float16" if tf.config.list_logical_devices("GPU") else "float32"
+        platform = "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
+    if platform != "cpu":
+        return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(platform, "float32")
+    flags = distribute.cpu_flags() if flags is None else flags
+    if not flags & set(distribute.BFLOAT16_CPU_FLAGS):
+        return "float32"
+    speedup = probe() if probe is not None else _bfloat16_speedup()
+    return "mixed_bfloat16" if speedup >= BFLOAT16_MIN_SPEEDUP else "float32"
+
+
+@functools.lru_cache(maxsize=None)
+def _bfloat16_speedup():
+    return distribute.bfloat16_matmul_speedup()
 
 
 def set_precision(policy="auto", strategy=None):
     """Set Keras' global dtype policy before building the model; "auto" picks by device (`precision_for`).
 
-    Mixed precision computes in 16 bits and keeps float32 weights. "mixed_bfloat16" suits TPUs (and runs,
-    slowly, on CPUs); "mixed_float16" suits GPUs, where `compile` adds loss scaling. Returns the policy name.
+    Mixed precision computes in 16 bits and keeps float32 weights. "mixed_bfloat16" suits TPUs and CPUs with
+    bfloat16 units (see `precision_for`; on other CPUs it is emulated and slower than float32);
+    "mixed_float16" suits GPUs, where `compile` adds loss scaling. Returns the policy name.
     """
     if policy == "auto":
         policy = precision_for(strategy)
@@ -253,7 +288,36 @@ def read_latest(checkpoint_dir):
     path = Path(checkpoint_dir) / "latest.json"
     if not path.is_file():
         return None
-    return json.loads(path.read_text())
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:  # written atomically, so only a damaged disk gets here
+        raise ValueError(f"{path} cannot be read ({error}); delete it to resume from the newest "
+                         "ckpt-*.npz, or use a new --checkpoint-dir.") from error
+
+
+def restore_newest_loadable(checkpoint_dir, pretrainer, state):
+    """Restore the checkpoint `state` names or, if it cannot be read (truncated, empty, corrupted), the newest
+    older `ckpt-STEP.npz` that can. Returns `(state of the one restored, [(skipped name, error), ...])`."""
+    named = state["checkpoint"]
+    candidates = [named] + sorted((path.name for path in Path(checkpoint_dir).glob("ckpt-*.npz")
+                                   if path.name < named), reverse=True)
+    skipped = []
+    for name in candidates:
+        candidate = dict(state, checkpoint=name, step=int(name[len("ckpt-"):-len(".npz")]))
+        try:
+            restore_checkpoint(checkpoint_dir, pretrainer, candidate)
+            return candidate, skipped
+        except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error) as error:
+            if isinstance(error, CheckpointMismatch):
+                raise
+            skipped.append((name, f"{type(error).__name__}: {error}"))
+    raise ValueError(f"No checkpoint in {checkpoint_dir} can be read: "
+                     + "; ".join(f"{name}: {error}" for name, error in skipped)
+                     + ". Use a new --checkpoint-dir.")
+
+
+class CheckpointMismatch(ValueError):
+    """A readable checkpoint of a different model or optimizer (not damage: no older one will do either)."""
 
 
 def restore_checkpoint(checkpoint_dir, pretrainer, state):
@@ -264,12 +328,12 @@ def restore_checkpoint(checkpoint_dir, pretrainer, state):
         for prefix, variables in groups:
             keys = sorted(key for key in stored.files if key.startswith(prefix + "/"))
             if len(keys) != len(variables):
-                raise ValueError(f"{path} holds {len(keys)} {prefix} variables, this run has "
+                raise CheckpointMismatch(f"{path} holds {len(keys)} {prefix} variables, this run has "
                                  f"{len(variables)}: it was written by a different model or optimizer. "
                                  "Use a new --checkpoint-dir.")
             for key, variable in zip(keys, variables):
                 if tuple(stored[key].shape) != tuple(variable.shape):
-                    raise ValueError(f"{path}: {key} has shape {stored[key].shape}, the variable "
+                    raise CheckpointMismatch(f"{path}: {key} has shape {stored[key].shape}, the variable "
                                      f"{variable.path} has {tuple(variable.shape)}.")
                 variable.assign(stored[key])
 
@@ -407,7 +471,10 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         learning_rate, warmup_steps, weight_decay: peak rate, warmup and decay of `make_optimizer`.
         checkpoint_dir: str or None. Checkpoints, TensorBoard logs (`logs/`) and the final `.keras` files;
             a folder with a checkpoint is resumed.
-        checkpoint_every: int, steps between checkpoints, a multiple of `log_every`.
+        checkpoint_every: int, steps between checkpoints (when it is not a multiple of `log_every`, the
+            logging interval shrinks to their greatest common divisor). A resumed run must keep the corpus,
+            learning rate, warmup, weight decay, sequence lengths, max_predictions and vocab of its
+            checkpoint; a damaged newest checkpoint is skipped (with a warning) for the newest that loads.
         strategy: a `bertlib.distribute` kind ("auto", "tpu", "gpus", ...) or a `tf.distribute.Strategy`
             (TensorFlow backend). On JAX, all devices are used through `keras.distribution.DataParallel`.
         seed: int, for the weights, NSP pairs, shuffling and masks.
@@ -441,16 +508,32 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
     _check_positive(steps=steps, batch_size=batch_size, seq_length=seq_length,
                     long_seq_length=long_seq_length, checkpoint_every=checkpoint_every, log_every=log_every,
                     max_predictions=max_predictions, steps_per_execution=steps_per_execution)
-    if checkpoint_every % log_every:
-        raise ValueError(f"checkpoint_every ({checkpoint_every}) must be a multiple of log_every "
-                         f"({log_every}): checkpoints are written at the end of a logging interval.")
+    if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) or not learning_rate > 0:
+        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}.")
+    if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be a number >= 0 (the paper: 0.01), got {weight_decay!r}.")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout!r}.")
     plan = phase_plan(steps, long_fraction, seq_length, long_seq_length)
+    too_long = [length for length, _, _ in plan if length > MAX_SEQ_LENGTH]
+    if too_long:
+        raise ValueError(f"Sequence length {too_long[0]} is more than the model's {MAX_SEQ_LENGTH} learned "
+                         "positions (BertConfig.max_sequence_length, as in the paper); use at most "
+                         f"{MAX_SEQ_LENGTH}.")
+    if len(plan) > 1 and long_seq_length <= seq_length:
+        raise ValueError(f"long_seq_length ({long_seq_length}) must exceed seq_length ({seq_length}).")
+    if checkpoint_every % log_every:
+        # Checkpoints are written at the end of a logging interval: shorten the interval so both fit.
+        log_every = math.gcd(log_every, checkpoint_every)
+        if verbose:
+            print(f"logging every {log_every} steps, so that a checkpoint falls every {checkpoint_every} steps",
+                  flush=True)
     boundaries = [log_every] + [end for _, _, end in plan]
     if any(boundary % steps_per_execution for boundary in boundaries):
         raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every ({log_every}) "
                          f"and the step where each phase ends {[end for _, _, end in plan]}.")
-    if len(plan) > 1 and long_seq_length <= seq_length:
-        raise ValueError(f"long_seq_length ({long_seq_length}) must exceed seq_length ({seq_length}).")
+    if checkpoint_dir:
+        check_writable_dir(checkpoint_dir, "--checkpoint-dir")
 
     backend = keras.backend.backend()
     distribution = None
@@ -476,10 +559,16 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         tokenizer = WordPieceTokenizer.from_vocab_file(vocab) if vocab else data.default_tokenizer()
         config = BertConfig.preset(preset, vocabulary_size=tokenizer.vocabulary_size, dropout=dropout,
                                    max_sequence_length=max(512, *(length for length, _, _ in plan)))
-        arrays_by_phase = phase_arrays(corpus, tokenizer, [length for length, _, _ in plan], seed, stream)
         state = {"step": 0, "seed": seed, "preset": preset, "config": config.to_dict(), "stream": stream,
                  "next_sentence": next_sentence, "steps": steps, "batch_size": batch_size,
-                 "phases": [list(phase) for phase in plan]}
+                 "phases": [list(phase) for phase in plan], "corpus": describe_corpus(corpus),
+                 "learning_rate": learning_rate, "warmup_steps": warmup_steps, "weight_decay": weight_decay,
+                 "seq_lengths": sorted({length for length, _, _ in plan}), "max_predictions": max_predictions,
+                 "vocab": str(Path(vocab).resolve()) if vocab else None}
+        latest = read_latest(checkpoint_dir) if checkpoint_dir else None
+        if latest is not None:
+            _check_same_run(latest, state, checkpoint_dir)  # before the data is built: a wrong resume fails fast
+        arrays_by_phase = phase_arrays(corpus, tokenizer, [length for length, _, _ in plan], seed, stream)
 
         schedule = warmup_linear_decay(learning_rate, warmup_steps, steps)
         keras.utils.set_random_seed(seed)
@@ -490,16 +579,17 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
                                steps_per_execution=steps_per_execution, jit_compile=_use_xla(strategy))
             pretrainer.optimizer.build(pretrainer.trainable_variables)
             start_step = 0
-            latest = read_latest(checkpoint_dir) if checkpoint_dir else None
             if latest is not None:
-                _check_same_run(latest, state, checkpoint_dir)
-                restore_checkpoint(checkpoint_dir, pretrainer, latest)
+                latest, skipped = restore_newest_loadable(checkpoint_dir, pretrainer, latest)
                 start_step = latest["step"]
         if checkpoint_dir:
             Path(checkpoint_dir).mkdir(parents=True, exist_ok=True)
         run = PretrainingRun(pretrainer, schedule, steps, checkpoint_every, checkpoint_dir, state,
                              on_progress, verbose)
         if latest is not None:
+            for name, error in skipped:
+                print(f"bertlib pretrain: warning: checkpoint {name} could not be read ({error}); "
+                      f"using the previous one, {latest['checkpoint']}.", file=sys.stderr, flush=True)
             run.say(f"resumed from step {start_step}")
         run.say(f"pretraining {preset} ({config.num_params():,} backbone parameters) for {steps} steps, "
                 f"batch {batch_size} over {replicas} replica(s) ({strategy_kind}), "
@@ -541,9 +631,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         if checkpoint_dir:
             if run.last_checkpoint is None and latest is not None:
                 result["checkpoint"] = str(Path(checkpoint_dir) / latest["checkpoint"])
-            atomic_write(Path(checkpoint_dir) / "backbone.keras", pretrainer.backbone.save)
-            atomic_write(Path(checkpoint_dir) / "pretrainer.keras", pretrainer.save)
-            result["backbone"] = str(Path(checkpoint_dir) / "backbone.keras")
+            result["backbone"] = str(_save_final_models(Path(checkpoint_dir), pretrainer) / "backbone.keras")
         return result
     finally:
         keras.config.set_dtype_policy(previous_policy)
@@ -573,7 +661,9 @@ def _predictions_for(max_predictions, seq_length, phase_length):
 
 
 def _check_same_run(latest, state, checkpoint_dir):
-    for key in ("config", "next_sentence", "seed", "batch_size", "stream"):
+    for key in ("config", "next_sentence", "seed", "batch_size", "stream", *RESUME_MUST_MATCH):
+        if key in RESUME_MUST_MATCH and key not in latest:
+            continue  # a checkpoint written before bertlib recorded this setting
         if latest.get(key, False if key == "stream" else None) != state[key]:  # older checkpoints: no "stream"
             raise ValueError(f"{checkpoint_dir} holds a checkpoint of a different run ({key}: "
                              f"{latest.get(key)!r} there, {state[key]!r} now). Use a new --checkpoint-dir "
@@ -581,6 +671,55 @@ def _check_same_run(latest, state, checkpoint_dir):
     if latest["step"] > state["steps"]:
         raise ValueError(f"{checkpoint_dir} is already at step {latest['step']}, beyond --steps "
                          f"{state['steps']}.")
+
+
+# Settings a resumed run must share with the checkpoint (besides the model, seed and batch), or its data,
+# schedule or masking would silently change in the middle of the run.
+RESUME_MUST_MATCH = ("corpus", "learning_rate", "warmup_steps", "weight_decay", "seq_lengths",
+                     "max_predictions", "vocab")
+
+
+def describe_corpus(corpus):
+    """`corpus` as recorded in a checkpoint: names kept, file paths made absolute."""
+    names = [corpus] if isinstance(corpus, str) else list(corpus)
+    return [name if name in ("python-docs", "wikitext103") or name.startswith("tfrecords:")
+            else str(Path(name).resolve()) for name in names]
+
+
+def check_writable_dir(folder, flag):
+    """Create `folder` if needed and make sure a file can be written in it; a ValueError naming `flag` if not."""
+    import os
+    import tempfile
+
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{flag} {folder} is a file; expected a folder.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".bertlib-write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{flag} {folder} cannot be written ({error.strerror or error}); choose a folder you "
+                         "can write to. Nothing was trained.") from error
+
+
+def _save_final_models(checkpoint_dir, pretrainer):
+    """`backbone.keras` and `pretrainer.keras` into the checkpoint folder or, if that fails, a new temporary
+    folder (named on stderr). Returns the folder written."""
+    import tempfile
+
+    try:
+        atomic_write(checkpoint_dir / "backbone.keras", pretrainer.backbone.save)
+        atomic_write(checkpoint_dir / "pretrainer.keras", pretrainer.save)
+        return checkpoint_dir
+    except OSError as error:
+        fallback = Path(tempfile.mkdtemp(prefix="bertlib-pretrain-"))
+        atomic_write(fallback / "backbone.keras", pretrainer.backbone.save)
+        atomic_write(fallback / "pretrainer.keras", pretrainer.save)
+        print(f"bertlib pretrain: warning: could not write the final models to {checkpoint_dir} ({error}); "
+              f"they are saved in {fallback} instead.", file=sys.stderr, flush=True)
+        return fallback
 
 
 class _null_scope:
@@ -636,7 +775,7 @@ def run(args):
             next_sentence=args.next_sentence,
             precision=args.precision, steps_per_execution=args.steps_per_execution, vocab=args.vocab,
             log_every=args.log_every, dropout=args.dropout, tpu=args.tpu, stream=args.stream)
-    except (FloatingPointError, ValueError, RuntimeError, FileNotFoundError) as error:
+    except (FloatingPointError, ValueError, RuntimeError, OSError) as error:
         print(f"bertlib pretrain: {error}", file=sys.stderr)
         return 1
     summary = {key: value for key, value in result.items() if key not in ("history", "pretrainer")}

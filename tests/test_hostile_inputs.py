@@ -476,3 +476,89 @@ def test_bertlib_data_bad_inputs_end_in_a_clear_error(tmp_path, capsys, case):
              "zero shards": "--num-shards 0", "out is a file": "is a file", "missing vocab": "--vocab",
              "negative dupe factor": "--dupe-factor -1", "short prob 2": "--short-seq-prob 2"}[case]
     assert named in error
+
+
+# pretrain: any checkpoint interval, a damaged checkpoint is skipped, a different run is refused ----------------
+
+@pytest.fixture(scope="module")
+def tiny_pretraining(tmp_path_factory):
+    from tests.test_training import CORPUS_WORDS, SMALL_RUN, write_corpus_and_vocabulary
+
+    folder = tmp_path_factory.mktemp("pretrain15")
+    corpus, vocab = write_corpus_and_vocabulary(folder, CORPUS_WORDS.split())
+    settings = {**SMALL_RUN, "corpus": str(corpus), "vocab": str(vocab), "verbose": False}
+    return folder, settings
+
+
+@pytest.fixture(scope="module")
+def first_run(tiny_pretraining):
+    """12 steps, logging every 4 and checkpointing every 6: the checkpoints of steps 6 and 12."""
+    from bertlib import training
+
+    folder, settings = tiny_pretraining
+    settings = {**settings, "log_every": 4, "checkpoint_every": 6}
+    result = training.pretrain(steps=12, checkpoint_dir=folder / "run", **settings)
+    return folder / "run", settings, result
+
+
+def test_checkpoint_every_need_not_be_a_multiple_of_log_every(first_run):
+    checkpoint_dir, _, result = first_run
+    assert sorted(path.name for path in checkpoint_dir.glob("ckpt-*.npz")) == ["ckpt-00000006.npz",
+                                                                              "ckpt-00000012.npz"]
+    assert result["step"] == 12 and [record["step"] for record in result["history"]] == [2, 4, 6, 8, 10, 12]
+
+
+def test_a_damaged_newest_checkpoint_falls_back_to_the_previous_one(first_run, tmp_path, capfd):
+    import shutil
+
+    from bertlib import training
+
+    checkpoint_dir, settings, result = first_run
+    run = tmp_path / "run"
+    shutil.copytree(checkpoint_dir, run)
+    state = training.read_latest(run)
+    newest = run / "ckpt-00000012.npz"
+    intact = newest.read_bytes()
+    flipped = bytearray(intact)
+    flipped[len(flipped) // 2] ^= 0x10
+    for damaged in (intact[: len(intact) // 3], b"", bytes(flipped)):  # truncated, empty, one bit flipped
+        newest.write_bytes(damaged)
+        restored, skipped = training.restore_newest_loadable(run, result["pretrainer"], state)
+        assert restored["step"] == 6 and restored["checkpoint"] == "ckpt-00000006.npz"
+        assert [name for name, _ in skipped] == ["ckpt-00000012.npz"]
+
+    newest.write_bytes(intact[:1000])  # and through pretrain(): it resumes at step 6 and says why
+    resumed = training.pretrain(steps=18, checkpoint_dir=run, **settings)
+    assert resumed["resumed_from"] == 6 and resumed["step"] == 18
+    assert "ckpt-00000012.npz could not be read" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("change", ["learning_rate", "seq_length", "corpus"])
+def test_resuming_with_a_different_corpus_rate_or_length_is_refused(first_run, tmp_path, change):
+    import shutil
+
+    from bertlib import training
+
+    checkpoint_dir, settings, _ = first_run
+    shutil.copy(checkpoint_dir / "latest.json", tmp_path / "latest.json")  # the check reads only this
+    other_corpus = tmp_path / "other.txt"
+    other_corpus.write_text(Path(settings["corpus"]).read_text())
+    changed = {"learning_rate": {"learning_rate": 5e-4}, "seq_length": {"seq_length": 64},
+               "corpus": {"corpus": str(other_corpus)}}[change]
+    with pytest.raises(ValueError, match=f"different run \\({change.replace('seq_length', 'seq_lengths')}"):
+        training.pretrain(steps=24, checkpoint_dir=tmp_path, **{**settings, **changed})
+
+
+def test_pretrain_refuses_sequences_longer_than_the_position_table_and_unwritable_folders(tiny_pretraining,
+                                                                                        tmp_path):
+    from bertlib import training
+
+    _, settings = tiny_pretraining
+    with pytest.raises(ValueError, match="100000 is more than the model's 512"):
+        training.pretrain(steps=5, **{**settings, "seq_length": 100_000})
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        training.pretrain(steps=5, checkpoint_dir=afile, **settings)
+    with pytest.raises(ValueError, match="weight_decay"):
+        training.pretrain(steps=5, **{**settings, "weight_decay": -0.1})
