@@ -56,6 +56,7 @@ MESSAGES = {
                           "zh": "（{where}应为长度 {length} 的 {kind}）"},
     "shape_mismatch": {"en": "(shape {got}{where}, expected {expected})",
                        "zh": "（{where}形状为 {got}，应为 {expected}）"},
+    "in_where": {"en": " in {where}", "zh": "，位于 {where}"},
 }
 
 
