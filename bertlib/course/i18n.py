@@ -347,7 +347,11 @@ def run(args):
         listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + listed
     for line in listed:
         print(line)
-    print(f"{args.lang} edition: {coverage.summary()}")
+    untranslated = untranslated_strings(args.root, args.lang)
+    if args.report or args.strict:
+        for text, places in untranslated.items():
+            print(f"{places[0]}: shown in English (not in bertlib/course/zh_strings.py): {text!r}")
+    print(f"{args.lang} edition: {coverage.summary()}; {len(untranslated)} hints and plot labels without Chinese")
     failures = coverage.failures(args.strict)
     if failures:
         print(f"{len(failures)} problems: write or update the Chinese text in i18n/{args.lang}/ (see `bertlib "

@@ -74,7 +74,7 @@ STRINGS = {
     "linear scaling: 4x": "线性增长：4 倍",
     "Cost of 512 tokens relative to 128": "512 词元相对 128 词元的开销",
     "cost at 512 / cost at 128": "512 的开销 / 128 的开销",
-    "SST-2 dev, fine-tuned on {sst2_data} sentences": "SST-2 开发集，用 {sst2_data} 个句子微调",
+    "SST-2 dev, fine-tuned on {len} sentences": "SST-2 开发集，用 {len} 个句子微调",
     # 06
     "bertlib masker (77 selected)": "bertlib 掩码器（选中 77 个）",
     "independent 15% / 80% coins": "各自独立的 15% / 80% 抛硬币",
@@ -96,11 +96,11 @@ STRINGS = {
     "error rate (%)": "错误率（%）",
     # 08
     "share of 1,000 test sentences (%)": "占 1,000 个测试句的比例（%）",
-    "Removing one branch of 80/10/10 ({STEPS} steps, toy language; median and range over {SEEDS} seed(s))":
-        "去掉 80/10/10 的一个分支（{STEPS} 步，玩具语言；{SEEDS} 个种子的中位数与范围）",
-    "Each branch removed, against 80/10/10 ({SEEDS} seed(s))": "逐个去掉分支，与完整 80/10/10 对比（{SEEDS} 个种子）",
+    "Removing one branch of 80/10/10 ({STEPS} steps, toy language; median and range over {len} seed(s))":
+        "去掉 80/10/10 的一个分支（{STEPS} 步，玩具语言；{len} 个种子的中位数与范围）",
+    "Each branch removed, against 80/10/10 ({len} seed(s))": "逐个去掉分支，与完整 80/10/10 对比（{len} 个种子）",
     "expected effect (points)": "预期效应（分）",
-    "Doubling the hidden size: cloze accuracy gained ({SEEDS} seed(s))": "隐藏维度翻倍：完形填空准确率的提升（{SEEDS} 个种子）",
+    "Doubling the hidden size: cloze accuracy gained ({len} seed(s))": "隐藏维度翻倍：完形填空准确率的提升（{len} 个种子）",
     "cloze accuracy gained (points)": "完形填空准确率提升（分）",
     "trained on Python docs": "在 Python 文档上训练",
     "real BERT vocabulary (30,522)": "真实 BERT 词表（30,522）",
@@ -145,4 +145,109 @@ STRINGS = {
     "the previous score is score - gain; its remaining error is 100 minus that": "原来的分数是 score - gain；它剩下的误差是 100 减去它",
     "compare the three shares; the one nearest 100 has the least room": "比较三个比例；最接近 100 的那个提升空间最小",
     "previous = score - gain": "原来的分数 = score - gain",
+    # 02
+    "every Dense has a bias; there are 2L + 1 LayerNorms, each with 2H weights; don't forget the pooler":
+        "每个全连接层都有偏置；共有 2L + 1 个 LayerNorm，每个有 2H 个权重；别忘了池化层",
+    "the exact BASE count, as BertConfig counts it": "按 BertConfig 的算法得到的 BASE 精确参数量",
+    "continuation pieces carry '##'; an unmatched remainder makes the WHOLE word [UNK]":
+        "非词首的片段带 '##'；只要剩下一段匹配不上，整个词就是 [UNK]",
+    "segment 0 covers [CLS], A and the first [SEP]; padding has segment 0 and mask 0":
+        "分段 0 覆盖 [CLS]、A 和第一个 [SEP]；填充处分段为 0，掩码为 0",
+    "split the 3H columns into Q|K|V first, then each into heads; mask padded KEYS, not queries":
+        "先把 3H 列拆成 Q|K|V，再把每个拆成多个头；要屏蔽的是填充的键，不是查询",
+    "4H with H = 768": "4H，其中 H = 768",
+    "WordPiece id, learned position, and A/B segment; three in all": "WordPiece id、学出来的位置、A/B 分段，一共三种",
+    "§3 (Model Architecture) states both sizes in its text; table 1 is the GLUE results, not the sizes":
+        "§3（Model Architecture）的正文给出了两种规模；表 1 是 GLUE 结果，不是模型规模",
+    "WordPiece id, learned position, and A/B segment": "WordPiece id、学出来的位置、A/B 分段",
+    "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); the tanh formula is off by up to 1e-3":
+        "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))；tanh 近似公式最多差 1e-3",
+    "the first position only, a dense layer, then tanh (the pooler's activation)":
+        "只取第一个位置，过一个全连接层，再接 tanh（池化层的激活函数）",
+    "dense, exact GELU, LayerNorm, then the token embedding table transposed (the tied decoder)":
+        "全连接层、精确 GELU、LayerNorm，再乘以转置的词元嵌入表（共享权重的解码器）",
+    "§3's text (table 1 is the GLUE results)": "§3 的正文（表 1 是 GLUE 结果）",
+    # 03
+    "every selected token takes exactly one of the three branches, and every one is in the loss":
+        "每个被选中的词元恰好走三个分支之一，而且每一个都计入损失",
+    "15% of 512 are selected; 80/10/10 of those": "512 的 15% 被选中；其中再按 80/10/10 分",
+    "every selected token is in the loss": "每个被选中的词元都计入损失",
+    "15% are selected, and 10% of those become random": "15% 被选中，其中 10% 换成随机词元",
+    "draw keys, then branches, then random tokens, each for the whole (batch, seq) shape":
+        "先抽 key，再抽分支，最后抽随机词元，每次都按整个 (batch, seq) 形状抽",
+    "selected slots / tokens that may be chosen ([CLS] and [SEP] may not)": "被选中的槽数 / 可选词元数（[CLS] 和 [SEP] 不可选）",
+    "measure it: the masker's rates vary": "去实测：掩码器的比例是有波动的",
+    "changed tokens other than [MASK]": "被改动、但不是改成 [MASK] 的词元",
+    "slot i predicts from position i": "第 i 个槽从位置 i 出发做预测",
+    "the token at i + 1": "位置 i + 1 上的词元",
+    "no target where the next position is padding": "下一个位置是填充时没有预测目标",
+    "one slot per position but the last": "除最后一个位置外，每个位置一个槽",
+    "at least one is wrong; reread §3.3 and the guide's A.4.6 reconciliation": "至少有一个不对；重读 §3.3 和导读里关于 A.4.6 的对账",
+    "reread §3.3 and the guide's A.4.6 reconciliation": "重读 §3.3 和导读里关于 A.4.6 的对账",
+    # 04
+    "the first [SEP] belongs to segment A (0), the last one to segment B (1)": "第一个 [SEP] 属于分段 A（0），最后一个属于分段 B（1）",
+    "one rng.random() draw per removed token": "每删一个词元抽一次 rng.random()",
+    "one pair per two consecutive sentences of a document": "一个文档中每两句相邻的句子构成一个句对",
+    "0 = IsNext": "0 = IsNext",
+    "1 = NotNext, as bertlib's is_random_next": "1 = NotNext，与 bertlib 的 is_random_next 一致",
+    "draw the random document among the OTHER documents": "随机文档要从*其他*文档里抽",
+    "is_random_next True is class 1 (NotNext)": "is_random_next 为 True 对应类别 1（NotNext）",
+    "§5.5's table: the BERT_BASE row, then the No NSP row; the scores, not only their differences":
+        "§5.5 的表：先看 BERT_BASE 一行，再看 No NSP 一行；要的是分数本身，不只是差值",
+    "the task whose score drops the most without NSP": "去掉 NSP 后分数掉得最多的任务",
+    "the guide's chapter 4, 'claim vs fact'": "导读第 4 章的“主张 vs 事实”",
+    "§5.5, the No NSP row": "§5.5，No NSP 一行",
+    # 05
+    "256 sequences x 512 tokens": "256 条序列 × 512 个词元",
+    "90% of the steps at 128 tokens, 10% at 512": "90% 的步数用 128 个词元，10% 用 512 个",
+    "2N forward + 4N backward per token": "每个词元：前向 2N + 反向 4N",
+    "one petaflop/s-day is 1e15 FLOP/s for 86,400 s: the guide's '985' is in teraflop/s-days":
+        "1 petaflop/s-day 是 1e15 FLOP/s 持续 86,400 秒：导读的“985”其实是以 teraflop/s-day 计",
+    "2N forward + 4N backward": "前向 2N + 反向 4N",
+    "warmup: peak * step / warmup_steps; after: peak * (1 - step / total_steps), floored at 0":
+        "预热期：peak * step / warmup_steps；之后：peak * (1 - step / total_steps)，最低为 0",
+    "warmup covers steps 0 .. warmup_steps - 1; the rate is 0, not negative, from total_steps on":
+        "预热覆盖第 0 .. warmup_steps - 1 步；从 total_steps 起学习率是 0，不是负数",
+    "linear parts grow with n, attention products with n squared": "线性部分随 n 增长，注意力乘积随 n 的平方增长",
+    "global_batch // replicas": "global_batch // replicas",
+    "a batch holds whole sequences: use //": "一批装的是整条序列：用 //",
+    # 07
+    "count each label; take the largest share": "数每个标签出现的次数；取占比最大的",
+    "only dev premises seen in train count; a tie (q: one 0, one 1) goes to the smaller label":
+        "只统计在训练集中出现过的开发集前提；并列（例如一个 0、一个 1）时取较小的标签",
+    "np.bincount(labels).argmax() per premise": "对每个前提做 np.bincount(labels).argmax()",
+    "BERT / GPT: BooksCorpus + Wikipedia (3.3B words) vs BooksCorpus (800M); 128,000 vs 32,000 words per step; "
+    "both ran 1M steps":
+        "BERT / GPT：BooksCorpus + Wikipedia（33 亿词）对 BooksCorpus（8 亿词）；每步 128,000 词对 32,000 词；"
+        "两者都跑了 100 万步",
+    "BooksCorpus + Wikipedia (3.3B words) vs BooksCorpus (800M)": "BooksCorpus + Wikipedia（33 亿词）对 BooksCorpus（8 亿词）",
+    "128,000 vs 32,000 words per step": "每步 128,000 词对 32,000 词",
+    "both ran 1M steps": "两者都跑了 100 万步",
+    "softmax over the cached positions of q . k / sqrt(d), then the weighted sum of the values":
+        "对缓存的各位置求 q · k / sqrt(d) 的 softmax，再对值加权求和",
+    "every English word here is in the vocabulary": "这里的每个英文词都在词表里",
+    # 08
+    "among the VISIBLE words (kept or random), the share that is the true word; None when nothing is visible":
+        "在*可见的*词（保持不变的或随机的）中，真实词所占的比例；什么都看不见时为 None",
+    "10% kept against 10% random": "10% 保持不变对 10% 随机替换",
+    "a visible word is always right: copy it": "可见的词永远是对的：照抄就行",
+    "a visible word is always wrong": "可见的词永远是错的",
+    "an examined word is never visible": "被考查的词永远不可见",
+    "sequences per batch x tokens per sequence": "每批的序列数 × 每条序列的词元数",
+    "1M steps of 128,000 words, over 3.3e9 words": "100 万步 × 128,000 词，除以 3.3e9 词",
+    "the guide's 108.4M": "导读的 108.4M",
+    "the exact count adds biases, LayerNorms, the pooler and 522 more vocabulary rows":
+        "精确计数还要加上偏置、LayerNorm、池化层，以及多出来的 522 行词表",
+    "the '+7.0' of §5.1 is measured against OpenAI GPT; GLUE averages are in table 1":
+        "§5.1 的“+7.0”是相对 OpenAI GPT 而言的；GLUE 平均分在表 1",
+    "1.28e11 tokens / 3.3e9 words": "1.28e11 个词元 / 3.3e9 个词",
+    "the '+7.0' of §5.1 is measured against OpenAI GPT": "§5.1 的“+7.0”是相对 OpenAI GPT 而言的",
+    "the cost of a step is the batch times the cost of one sequence": "一步的开销 = 批大小 × 一条序列的开销",
+    "per token: 24 H^2 + 4 n H; times n tokens, times 256 sequences": "每个词元：24 H^2 + 4 n H；乘以 n 个词元，再乘以 256 条序列",
+    "relative to every step at 512": "相对于每一步都用 512",
+    "a step at 128 has 4x fewer tokens, and each token's attention is 4x cheaper": "128 的一步词元少 4 倍，每个词元的注意力也便宜 4 倍",
+    "divide by the number of real tokens, not by the sequence length": "除以真实词元的个数，而不是序列长度",
+    "see chapter 04 and the guide's §7.5": "见第 04 章和导读的 7.5 节",
+    "say where the evidence is, e.g. '§5.5: without NSP, QNLI drops 3.5 points'":
+        "说明证据在哪里，例如“§5.5：去掉 NSP 后 QNLI 掉 3.5 分”",
 }
