@@ -114,6 +114,8 @@ def test_score_line_is_what_the_check_parses(capsys):
         evidence.score_line("QNLI dev accuracy", float("nan"), 0.534)
     with pytest.raises(AssertionError, match="margin"):
         evidence.score_line("QNLI dev accuracy", 0.55, 0.534, margin=0.05)
+    with pytest.raises(AssertionError, match="should not be"):
+        evidence.score_line("copying model", 0.2, 0.0625, "chance", above=False, margin=0.0625)
 
 
 # ---------------------------------------------------------------------------------------------------------

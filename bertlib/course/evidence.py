@@ -30,7 +30,7 @@ except ImportError:  # Windows: no lock; the atomic rename alone keeps the cache
 
 # The one format of a score line; tests/test_notebook_evidence.py parses it, keep the two in step.
 SCORE_FORMAT = "{name}: {value:.1%} ({baseline_name} {baseline:.1%})"
-NOT_ABOVE_SUFFIX = "; not above it, as this experiment expects"
+NOT_ABOVE_SUFFIX = "; not clearly above it, as this experiment expects"
 
 
 def _check_number(what, value):
@@ -55,8 +55,8 @@ def score_line(name, value, baseline, baseline_name="majority", above=True, marg
         above: bool, defaults to True: the line presents the score as beating its baseline. False for an
             experiment whose point is a score at chance (e.g. a model that learned to copy); the line then
             says so, and the evidence test does not read it as a result.
-        margin: float or None. If given (and `above`), assert `value >= baseline + margin`: the claim is
-            checked in the mode that runs, not only printed.
+        margin: float or None. If given, the claim is checked in the mode that runs, not only printed:
+            with `above`, assert `value >= baseline + margin`; without, assert `value < baseline + margin`.
     """
     if ":" in name:
         raise ValueError(f"score_line name {name!r} must not contain ':' (the line is parsed at the colon).")
@@ -73,6 +73,10 @@ def score_line(name, value, baseline, baseline_name="majority", above=True, marg
         assert value >= baseline + margin, (
             f"{name}: {value:.1%} does not beat the {baseline_name} figure {baseline:.1%} by the margin "
             f"{margin:.1%} this chapter claims.")
+    if margin is not None and not above:
+        assert value < baseline + margin, (
+            f"{name}: {value:.1%} is more than {margin:.1%} above the {baseline_name} figure {baseline:.1%}, "
+            "which this chapter says it should not be.")
     return value
 
 
