@@ -269,7 +269,7 @@ def identify(path, solution_paths):
 
 
 def matching_solution(path, solution_paths):
-    """The solution notebook with the same file name, else the only one with the same NN_ prefix, else None."""
+    """The solution notebook with the same file name, else the only one with the same `NN_` prefix, else None."""
     solution_paths = list(solution_paths)
     name = Path(path).name
     for solution in solution_paths:
@@ -393,7 +393,8 @@ def run_cells(cells, timeout=600, fast=True):
     into that pipe is ignored. Never raises on a timeout or a dead kernel.
     """
     key = secrets.token_hex(32)
-    job = {"key": key, "cells": cells, "timeout": float(timeout), "fast": bool(fast),
+    # The limit counts from now, so the runner's own start-up (slow on a loaded machine) is inside it.
+    job = {"key": key, "cells": cells, "deadline": time.time() + float(timeout), "fast": bool(fast),
            "checks_path": str(Path(checks.__file__).resolve())}
     command = _isolation_prefix() + [sys.executable, "-c",
                                      "from bertlib.course.grading import runner_main; runner_main()"]
@@ -528,7 +529,7 @@ def _kill_descendants():
 def _run_job(job, root):
     from jupyter_client import KernelManager
 
-    deadline = time.monotonic() + job["timeout"]
+    deadline = time.monotonic() + (job["deadline"] - time.time())
     folders = {name: root / name for name in ("work", "runtime", "tmp", "ipython", "config")}
     for folder in folders.values():
         folder.mkdir(mode=0o700)
