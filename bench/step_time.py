@@ -1,28 +1,81 @@
-"""One masked-LM training step: bertlib against keras-hub at the same size, alternating in one process.
+"""One masked-LM training step: bertlib against keras-hub, in float32 and in mixed bfloat16, in one process.
 
 Both models: L4/H256/A4, FFN 1024, vocabulary 30,522, sequence 128, batch 32, 20 predictions, the same
 AdamW (§A.2 hyperparameters) and the same Keras `train_on_batch` machinery and compile settings; only the
-model code differs. Rounds alternate (bertlib, keras-hub, bertlib, ...) so that load on the machine hits
-both alike; the headline is the ratio of medians.
+model code differs. Each precision's models are built under that Keras dtype policy. Rounds alternate
+(bertlib float32, keras-hub float32, bertlib bfloat16, ...) so that load on the machine hits all alike; each
+model's figure is the median of its rounds, and its spread is the slowest round over the fastest, minus 1.
 
-    python bench/step_time.py [--rounds 7] [--steps 10] [--precision float32]
+How close to the hardware: the matmul peak is measured in this process, at each precision, as the best
+GFLOP/s of the step's own matmul shapes and a 2048^3 one. A step's FLOPs follow chapter 05 (§A.2's 6N
+rule): 6 FLOPs per weight per token for every weight a token is multiplied by, plus 12 n H per query row
+and layer for the attention scores and the weighted values (n = 128 keys). The embedding tables are looked
+up, not multiplied, so they count only where the masked-LM decoder multiplies by the tied table (at the
+20 predicted rows), and the last block counts only the rows the loss reads (its keys and values at every
+position, the rest at the 20 predicted rows): the work the loss needs, the same count for both libraries.
+MFU = achieved FLOP/s / the same-precision matmul peak.
 
-Last line: `speedup_vs_keras_hub: X` (keras-hub step time / bertlib step time).
+The CPU threads are set by `bertlib.distribute.configure_cpu()` before TensorFlow starts, for both libraries.
+
+    python bench/step_time.py [--rounds 7] [--steps 10] [--precisions float32 mixed_bfloat16]
+
+Last line: `speedup_vs_keras_hub: X` (keras-hub step time / bertlib step time at the first precision).
 """
 
 import argparse
 import os
 import statistics
+import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from bertlib import distribute  # noqa: E402
+
+THREADS = distribute.configure_cpu()  # before TensorFlow starts its pools
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 SIZE = dict(num_layers=4, num_heads=4, hidden_dim=256, intermediate_dim=1024, vocabulary_size=30522)
 BATCH, SEQ, PREDICTIONS = 32, 128, 20
+SHORT = {"float32": "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
+
+
+def step_flops(layers, hidden, intermediate, vocabulary, batch, seq, predictions):
+    """Training FLOPs of one masked-LM step (forward + backward), counted as chapter 05 counts them."""
+    block_weights = 4 * hidden * hidden + 2 * hidden * intermediate  # Q, K, V, output; feed-forward in and out
+    attention = 12 * seq * hidden  # per query row and layer: Q K^T and A V, forward + backward
+    full_blocks = (layers - 1) * batch * seq * (6 * block_weights + attention)
+    last_block = (batch * seq * 6 * 2 * hidden * hidden  # keys and values at every position
+                  + batch * predictions * (6 * (block_weights - 2 * hidden * hidden) + attention))
+    head = batch * predictions * 6 * (hidden * hidden + hidden * vocabulary)  # transform + tied decoder
+    return full_blocks + last_block + head
+
+
+def matmul_peak(dtype, repeats=8):
+    """Best GFLOP/s of a TensorFlow matmul in `dtype` over the step's shapes and a large square one."""
+    import tensorflow as tf
+
+    tokens, rows, hidden = BATCH * SEQ, BATCH * PREDICTIONS, SIZE["hidden_dim"]
+    shapes = [(tokens, hidden, 3 * hidden), (tokens, hidden, SIZE["intermediate_dim"]),
+              (tokens, SIZE["intermediate_dim"], hidden), (rows, hidden, SIZE["vocabulary_size"]),
+              (2048, 2048, 2048)]
+    matmul = tf.function(tf.matmul)
+    best = {}
+    for m, k, n in shapes:
+        a = tf.cast(tf.random.normal((m, k)), dtype)
+        b = tf.cast(tf.random.normal((k, n)), dtype)
+        matmul(a, b).numpy()
+        seconds = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            matmul(a, b).numpy()
+            seconds.append(time.perf_counter() - started)
+        best[(m, k, n)] = 2 * m * k * n / min(seconds) / 1e9
+    return max(best.values()), best
 
 
 def optimizer():
@@ -65,39 +118,84 @@ def time_steps(step, data, steps):
     return (time.perf_counter() - start) / steps
 
 
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--precision", default="float32")
-    parser.add_argument("--jit-compile", default="auto", help="auto, true or false (same for both)")
+    parser.add_argument("--precisions", nargs="+", default=["float32", "mixed_bfloat16"])
+    parser.add_argument("--libraries", nargs="+", default=["bertlib", "keras_hub"])
+    parser.add_argument("--jit-compile", default="auto", help="auto, true or false (same for all)")
     parser.add_argument("--activation", default="gelu_approximate",
                         help="bertlib's GELU: gelu_approximate (the tanh form keras-hub uses, so both models do "
                              "the same arithmetic) or gelu (exact, bertlib's default)")
     args = parser.parse_args()
-    keras.mixed_precision.set_global_policy(args.precision)
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
-    keras.utils.set_random_seed(0)
+    bf16_units = sorted(distribute.cpu_flags() & set(distribute.BFLOAT16_CPU_FLAGS))
+    print(f"{cpu_model()}, bfloat16 units {bf16_units or 'none'}, usable cores {distribute.usable_cpus()} "
+          f"(os.cpu_count() {os.cpu_count()}), threads {THREADS}, load average {os.getloadavg()}")
+    flops = step_flops(SIZE["num_layers"], SIZE["hidden_dim"], SIZE["intermediate_dim"], SIZE["vocabulary_size"],
+                       BATCH, SEQ, PREDICTIONS)
+
+    peaks = {}
+    for precision in args.precisions:
+        dtype = keras.dtype_policies.get(precision).compute_dtype
+        peaks[precision], by_shape = matmul_peak(dtype)
+        print(f"matmul peak {dtype}: {peaks[precision]:.0f} GFLOP/s ("
+              + ", ".join(f"{'x'.join(map(str, shape))} {value:.0f}" for shape, value in by_shape.items()) + ")")
 
     data = batch()
-    models = {"bertlib": bertlib_model(jit, args.activation), "keras_hub": keras_hub_model(jit)}
-    params = {name: model.count_params() for name, (model, _) in models.items()}
-    print(f"backend={keras.backend.backend()} precision={args.precision} jit_compile={args.jit_compile} "
-          f"bertlib activation={args.activation} params={params}")
-    for _, step in models.values():  # trace and compile outside the timed rounds
+    models = {}
+    for precision in args.precisions:
+        keras.config.set_dtype_policy(precision)
+        keras.utils.set_random_seed(0)
+        for library in args.libraries:
+            name = f"{library} {SHORT.get(precision, precision)}"
+            model, step = bertlib_model(jit, args.activation) if library == "bertlib" else keras_hub_model(jit)
+            models[name] = (model, step, precision)
+    keras.config.set_dtype_policy("float32")
+    print(f"backend={keras.backend.backend()} jit_compile={args.jit_compile} bertlib activation={args.activation} "
+          f"params={ {name: model.count_params() for name, (model, _, _) in models.items()} }; "
+          f"step {flops / 1e9:.1f} GFLOP (6N x tokens with N = every parameter would say "
+          f"{6 * 11_267_386 * BATCH * SEQ / 1e9:.0f}: the embedding table is a lookup)")
+    for _, step, _ in models.values():  # trace outside the timed rounds
         time_steps(step, data, 3)
-    # "auto" is resolved by Keras at the first step (on a CPU it picks plain TensorFlow graphs, no XLA).
-    print("resolved jit_compile: " + ", ".join(f"{name} {model.jit_compile}" for name, (model, _) in models.items()))
+    print("resolved jit_compile: " + ", ".join(f"{name} {model.jit_compile}" for name, (model, _, _) in models.items()))
     times = {name: [] for name in models}
     for round_index in range(args.rounds):
-        for name, (_, step) in models.items():
+        for name, (_, step, _) in models.items():
             times[name].append(time_steps(step, data, args.steps))
-        print(f"round {round_index}: " + ", ".join(f"{n} {t[-1] * 1000:.1f} ms" for n, t in times.items()))
+        print(f"round {round_index}: " + ", ".join(f"{n} {t[-1] * 1000:.0f} ms" for n, t in times.items())
+              + f"; load {os.getloadavg()[0]:.1f}", flush=True)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    tokens_per_second = {name: BATCH * SEQ / value for name, value in medians.items()}
-    print("median step: " + ", ".join(f"{n} {m * 1000:.1f} ms ({tokens_per_second[n]:.0f} tokens/s)"
-                                      for n, m in medians.items()))
-    print(f"speedup_vs_keras_hub: {medians['keras_hub'] / medians['bertlib']:.3f}")
+    for name, median in medians.items():
+        achieved = flops / median / 1e9
+        peak = peaks[models[name][2]]
+        print(f"{name:14s} median {median * 1000:6.1f} ms (fastest {min(times[name]) * 1000:.0f}, slowest "
+              f"{max(times[name]) * 1000:.0f}, spread {max(times[name]) / min(times[name]) - 1:.1%}), "
+              f"{BATCH * SEQ / median:,.0f} tokens/s, {achieved:.0f} GFLOP/s = MFU {achieved / peak:.0%} "
+              f"of the {peak:.0f} GFLOP/s matmul peak")
+    print(f"load average at the end: {os.getloadavg()}")
+    first = SHORT.get(args.precisions[0], args.precisions[0])
+    if "bertlib f32" in medians and "bertlib bf16" in medians:
+        print(f"bertlib_bf16_over_float32: {medians['bertlib f32'] / medians['bertlib bf16']:.3f}")
+        if "keras_hub f32" in medians:
+            print(f"bertlib_bf16_over_keras_hub_float32: {medians['keras_hub f32'] / medians['bertlib bf16']:.3f}")
+    for precision in args.precisions[1:]:
+        short = SHORT.get(precision, precision)
+        if f"keras_hub {short}" in medians and f"bertlib {short}" in medians:
+            print(f"speedup_vs_keras_hub_{short}: {medians[f'keras_hub {short}'] / medians[f'bertlib {short}']:.3f}")
+    if f"keras_hub {first}" in medians and f"bertlib {first}" in medians:
+        print(f"speedup_vs_keras_hub: {medians[f'keras_hub {first}'] / medians[f'bertlib {first}']:.3f}")
 
 
 if __name__ == "__main__":

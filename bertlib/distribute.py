@@ -16,6 +16,8 @@ Example:
 
 import json
 import os
+import time
+from pathlib import Path
 
 STRATEGY_KINDS = ("auto", "tpu", "gpus", "multiworker", "mirrored-cpu", "cpu")
 
@@ -41,6 +43,7 @@ def get_strategy(kind="auto", tpu=None):
     """
     if kind not in STRATEGY_KINDS:
         raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    configure_cpu()
     import tensorflow as tf
 
     if kind == "auto":
@@ -212,3 +215,154 @@ def data_parallel():
     if len(devices) < 2:
         return None
     return keras.distribution.DataParallel(devices=devices)
+
+
+# ---------------------------------------------------------------------------------------------- CPU set-up
+
+# /proc/cpuinfo names of native bfloat16 units: Intel AMX tiles, AVX-512 BF16 (Intel, AMD Zen 4 and later),
+# and the Arm BF16 extension (Graviton 3, Neoverse V1 and later)
+BFLOAT16_CPU_FLAGS = ("amx_bf16", "avx512_bf16", "bf16")
+
+
+def cpu_flags(cpuinfo="/proc/cpuinfo"):
+    """The CPU's feature flags as a set (`flags` on x86, `Features` on Arm); empty where unreadable."""
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            return set(value.split())
+    return set()
+
+
+def bfloat16_matmul_speedup(size=1024, rounds=5):
+    """How much faster a (size x size) matmul runs in bfloat16 than in float32 here: a start-up probe.
+
+    Rounds alternate the two precisions and each keeps its fastest, so a busy moment on a shared machine
+    hits both alike. About 0.1-0.3 s on a 2-core CPU.
+    """
+    import keras
+    from keras import ops
+
+    timings = {"float32": [], "bfloat16": []}
+    operands = {dtype: ops.cast(keras.random.normal((size, size), seed=0), dtype) for dtype in timings}
+    for _ in range(rounds + 1):  # the first round warms up
+        for dtype, matrix in operands.items():
+            started = time.perf_counter()
+            ops.convert_to_numpy(ops.matmul(matrix, matrix))
+            timings[dtype].append(time.perf_counter() - started)
+    return min(timings["float32"][1:]) / min(timings["bfloat16"][1:])
+
+
+def cgroup_cpu_limit(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
+    """The CPU quota of this process's cgroup in cores (e.g. 1.5), or None when there is none.
+
+    Reads cgroup v2 `cpu.max` ("150000 100000" is 1.5 cores, "max 100000" is no limit) or v1
+    `cpu.cfs_quota_us` / `cpu.cfs_period_us` (quota -1 is no limit), in the process's own cgroup and in
+    every cgroup above it, and returns the smallest limit found. A container (Docker's `--cpus`, Kubernetes'
+    CPU limit) sets this while every core of the host stays visible to `os.cpu_count()`.
+    """
+    try:
+        lines = Path(proc_cgroup).read_text().splitlines()
+    except OSError:
+        return None
+    limits = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # v2: one unified hierarchy
+            mounts = [Path(root)]
+            read = _read_cpu_max
+        elif "cpu" in controllers.split(","):
+            mounts = [Path(root) / name for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")]
+            read = _read_cfs_quota
+        else:
+            continue
+        for mount in mounts:
+            folder = mount / path.lstrip("/")
+            # a container sees its own cgroup as the mount's root, so look there too
+            for candidate in [folder, *folder.parents, mount]:
+                if candidate == mount.parent:
+                    break
+                limit = read(candidate)
+                if limit is not None:
+                    limits.append(limit)
+    return min(limits) if limits else None
+
+
+def _read_cpu_max(folder):
+    try:
+        quota, period = (folder / "cpu.max").read_text().split()
+    except (OSError, ValueError):
+        return None
+    return None if quota == "max" else int(quota) / int(period)
+
+
+def _read_cfs_quota(folder):
+    try:
+        quota = int((folder / "cpu.cfs_quota_us").read_text())
+        period = int((folder / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return None if quota <= 0 else quota / period
+
+
+def usable_cpus():
+    """How many cores this process may really use: the CPUs of its affinity mask (`taskset`, a batch
+    scheduler's cpuset), capped by the cgroup quota (`cgroup_cpu_limit`), at least 1.
+
+    `os.cpu_count()` counts the host's cores, which is too many inside a container or under `taskset`.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    limit = cgroup_cpu_limit()
+    if limit is not None:
+        cores = min(cores, int(limit))  # a thread beyond the quota only gets the process throttled
+    return max(1, cores)
+
+
+_CONFIGURED = {}
+
+
+def configure_cpu(threads=None):
+    """Size TensorFlow's CPU thread pools to the cores this process may use (`usable_cpus`).
+
+    One pool of `threads` threads splits each operation (a matmul, a softmax) across the cores
+    (TF_NUM_INTRAOP_THREADS, and OMP_NUM_THREADS for libraries built with OpenMP), and one thread runs the
+    operations of a step one after another (TF_NUM_INTEROP_THREADS=1): two operations side by side would
+    each ask the same cores for all of their threads. A value already set in the environment wins.
+
+    Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
+    course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so.
+
+    Args:
+        threads: int or None, defaults to `usable_cpus()`.
+
+    Returns:
+        dict: the "intra_op" and "inter_op" thread counts in force and whether they were "applied" now.
+    """
+    import sys
+
+    if "applied" in _CONFIGURED and threads in (None, _CONFIGURED["intra_op"]):
+        return dict(_CONFIGURED)
+    threads = threads or usable_cpus()
+    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": 1}
+    for name, value in wanted.items():
+        os.environ.setdefault(name, str(value))
+    intra, inter = int(os.environ["TF_NUM_INTRAOP_THREADS"]), int(os.environ["TF_NUM_INTEROP_THREADS"])
+    applied = True
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(intra)
+            tf.config.threading.set_inter_op_parallelism_threads(inter)
+        except RuntimeError:  # TensorFlow has already started its pools
+            applied = (tf.config.threading.get_intra_op_parallelism_threads() == intra
+                       and tf.config.threading.get_inter_op_parallelism_threads() == inter)
+            if not applied:
+                print(f"bertlib: TensorFlow started before configure_cpu(); it keeps its own thread pools "
+                      f"instead of {intra} x {inter}. Call bertlib.distribute.configure_cpu() first "
+                      "(in a fresh process or notebook kernel).", file=sys.stderr)
+    _CONFIGURED.update(intra_op=intra, inter_op=inter, applied=applied)  # so the warning comes once
+    return dict(_CONFIGURED)

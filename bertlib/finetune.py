@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertlib import metrics, tasks
+from bertlib import distribute, metrics, tasks
 from bertlib.files import atomic_write
 from bertlib.files import write_text_atomically as _write_text
 
@@ -420,6 +420,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     if output_dir is not None:
         output_dir = check_output_dir(output_dir, overwrite)
+    distribute.configure_cpu()
     scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
     with scope:
         backbone, tokenizer = load_init(init, seed=seed)

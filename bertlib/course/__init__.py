@@ -11,8 +11,11 @@ import random
 import sys
 from pathlib import Path
 
+from bertlib import distribute
+
 # TensorFlow's C++ start-up chatter (oneDNN, CUDA probing) is noise for a reader; set before it is imported.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+distribute.configure_cpu()  # TensorFlow's thread pools sized to the cores this process may use
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
 REPOSITORY = "bertlib-course/bertlib"
