@@ -323,3 +323,19 @@ def test_one_chinese_notebook_runs_whole_in_its_language(tmp_path):
     lang = "zh" if "bertlib.course.messages" in inspect.getsource(checks) else "en"
     for exercise_id in exercise_ids:
         assert messages.message("exercise_passed", lang=lang, exercise_id=exercise_id) in printed
+
+
+def test_unwrapping_keeps_the_markdown_structure_and_removes_gaps_between_chinese_characters():
+    """On every Chinese text of the course, rendered by mistune (nbconvert's Markdown renderer)."""
+    import re
+
+    mistune = pytest.importorskip("mistune")
+    render = mistune.create_markdown(plugins=["table"])
+    cjk_break = re.compile(r"[\u2e80-\uffff]\n[\u2e80-\uffff]")
+    texts = [entry["zh"] for path in sorted((REPO / "i18n" / "zh").rglob("*.json"))
+             for entry in i18n.read_translations(path).values()]
+    assert len(texts) > 50
+    for text in texts:
+        wrapped, unwrapped = render(text), render(i18n.unwrap_cjk(text))
+        assert re.findall(r"</?\w+", wrapped) == re.findall(r"</?\w+", unwrapped), text[:80]
+        assert not cjk_break.search(re.sub(r"<pre>.*?</pre>", "", unwrapped, flags=re.S)), text[:80]

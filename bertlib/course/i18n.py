@@ -156,12 +156,46 @@ def translate_notebook(nb, entries, lang="zh"):
         elif entry["en_sha"] != source_sha(english):
             state, text = "stale", f"{NOTES[lang]['stale']}\n\n{english}"
         else:
-            state, text = "ok", entry["zh"]
+            state, text = "ok", unwrap_cjk(entry["zh"])
         status[cell["id"]] = state
         cell["source"] = text
     info = translated["metadata"].get("bertlib")
     translated["metadata"]["bertlib"] = {**(info if isinstance(info, dict) else {}), "lang": lang}
     return nbformat.from_dict(translated), status
+
+
+BLOCK_START = re.compile(r"^\s*([-*+] |\d+[.)] |#|\||<|>|```)")
+
+
+def unwrap_cjk(text):
+    """Joins the lines of each Markdown paragraph and list item, so that no line break falls between two Chinese
+    characters.
+
+    A line break inside a paragraph is shown as a space, and a space between two Chinese characters is a visible
+    gap in most browsers; translators may still wrap their text. Fenced and indented code, tables, HTML lines and
+    headings are left as they are. Example: "第一行\n第二行" becomes "第一行第二行", "the `x`\n值" becomes "the `x` 值".
+    """
+    output, fenced = [], False
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        if fenced or lines[0].startswith(("    ", "\t", "|", "```")) or block.count("```") % 2:
+            fenced = fenced != bool(block.count("```") % 2)
+            output.append(block)
+            continue
+        items = []
+        for line in lines:
+            if not items or BLOCK_START.match(line) or items[-1].lstrip().startswith(("#", "|", "<")):
+                items.append(line)
+            else:
+                previous, following = items[-1].rstrip(), line.strip()
+                joiner = "" if _is_wide(previous[-1:]) and _is_wide(following[:1]) else " "
+                items[-1] = previous + joiner + following
+        output.append("\n".join(items))
+    return "\n\n".join(output)
+
+
+def _is_wide(char):
+    return bool(char) and ord(char) > 0x2E7F  # CJK characters and full-width punctuation
 
 
 def expected_edition(root, lang="zh"):
