@@ -115,6 +115,18 @@ def test_orphaned_entries_and_glossary_variants_are_reported(course):
     assert coverage.failures(strict=False) == coverage.glossary  # glossary breaches fail even without --strict
 
 
+def test_links_of_the_chinese_text_must_lead_somewhere_from_the_zh_folder(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    good = f"[本章](../../notebooks/zh/{CHAPTERS[0]})，[英文版](../../notebooks/{CHAPTERS[0]})，[外部](https://arxiv.org)"
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, good, cell.source)
+    assert not i18n.check(course).links  # the zh target counts although the edition is not built
+    bad = f"[本章](../notebooks/zh/{CHAPTERS[0]})"  # one level short: wrong from solutions/zh/
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, bad, cell.source)
+    coverage = i18n.check(course)
+    assert len(coverage.links) == 1 and "../notebooks/zh/" in coverage.links[0]
+    assert coverage.failures(strict=False) == coverage.links
+
+
 def test_the_build_is_deterministic(course, tmp_path_factory):
     cell = first_markdown(course / "notebooks" / CHAPTERS[1])
     i18n.write_translation(course, "zh", "notebooks", Path(CHAPTERS[1]).stem, cell.id, "中文。", cell.source)

@@ -20,8 +20,9 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 
 `check` reports (a) markdown cells without Chinese text, (b) Chinese text whose English has changed (stale),
 (c) generated notebooks that differ from what `build` would write, (d) entries for cells that no longer exist,
-(e) words the glossary (`docs/glossary.md`) lists as variants not to use. By default it fails only on (c) and (e)
-and on malformed files; `--strict` also fails on (a), (b) and (d), and on an edition that was never built.
+(e) words the glossary (`docs/glossary.md`) lists as variants not to use, (f) relative links of the Chinese text
+that lead to no file from the generated notebook. By default it fails only on (c), (e), (f) and malformed files;
+`--strict` also fails on (a), (b) and (d), and on an edition that was never built.
 """
 
 import difflib
@@ -119,9 +120,10 @@ class Coverage:
     generated: list = field(default_factory=list)  # generated files that differ, are missing or extra
     not_built: list = field(default_factory=list)
     glossary: list = field(default_factory=list)
+    links: list = field(default_factory=list)  # relative links of the Chinese text that lead to no file
 
     def failures(self, strict):
-        found = self.generated + self.glossary
+        found = self.generated + self.glossary + self.links
         if strict:
             found += self.missing + self.stale + self.orphans + self.not_built
         return found
@@ -131,7 +133,8 @@ class Coverage:
                  for edition, count in self.markdown.items()]
         return (f"{'; '.join(parts)}; {len(self.missing)} missing, {len(self.stale)} stale, "
                 f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
-                f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations")
+                f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
+                f"{len(self.links)} broken links")
 
 
 def english_notebooks(root, edition):
@@ -272,12 +275,45 @@ def check(root=None, lang="zh", glossary_path=None):
         for path in sorted(folder.glob("*.ipynb")):
             if f"{edition}/{lang}/{path.name}" not in files:
                 coverage.generated.append(f"{edition}/{lang}/{path.name}: extra (no English notebook of that name)")
+    for (edition, stem), (_, entries, _) in statuses.items():
+        for cell_id, entry in entries.items():
+            for target in broken_links(entry["zh"], f"{edition}/{lang}", root, files):
+                coverage.links.append(f"{edition}/{stem}.ipynb, cell {cell_id}: the link {target!r} leads nowhere "
+                                      f"from {edition}/{lang}/ (links to the Chinese edition go to ../../<edition>/{lang}/)")
     terms = read_glossary(glossary_path or root / GLOSSARY)
     for (edition, stem), (_, entries, _) in statuses.items():
         for cell_id, entry in entries.items():
             for problem in glossary_problems(entry["zh"], terms):
                 coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
     return coverage
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(text, folder, root, generated):
+    """The relative link targets of `text` that name no file, read from `folder` (e.g. "notebooks/zh").
+
+    A target counts when it is a file of `root` or one of the `generated` paths (the edition may not be built).
+    """
+    broken = []
+    for target in MARKDOWN_LINK.findall(text):
+        if re.match(r"^[a-z]+:|^#", target):
+            continue
+        resolved = (Path(folder) / target.split("#")[0]).as_posix()
+        parts = []
+        for part in resolved.split("/"):
+            if part == "..":
+                if not parts:
+                    parts = None
+                    break
+                parts.pop()
+            elif part not in ("", "."):
+                parts.append(part)
+        relative = "/".join(parts) if parts is not None else None
+        if relative is None or not ((root / relative).exists() or relative in generated):
+            broken.append(target)
+    return broken
 
 
 def _change(old, new):
@@ -376,7 +412,7 @@ def run(args):
     except (TranslationFormatError, exercises.ExerciseFormatError) as error:
         print(f"error: {error}")
         return 2
-    listed = coverage.generated + coverage.glossary
+    listed = coverage.generated + coverage.glossary + coverage.links
     if args.report or args.strict:
         listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + listed
     for line in listed:
