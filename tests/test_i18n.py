@@ -6,6 +6,7 @@ and the glossary's list of variants.
 """
 
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -205,9 +206,14 @@ def test_bertlib_grade_grades_a_chinese_submission_against_the_english_solutions
     submissions.mkdir()
     # One kernel start (the blank copy's cells are the English exercise's, proven by the test above).
     shutil.copy(tmp_path / "solutions" / "zh" / "09_toy.ipynb", submissions / "作业_09.ipynb")
+    wrong = nbformat.read(str(tmp_path / "solutions" / "zh" / "09_toy.ipynb"), as_version=4)
+    wrong.cells[1].source = wrong.cells[1].source.replace("6 * 7", "6 * 8")
+    nbformat.write(wrong, str(submissions / "错误_09.ipynb"))
     rows = grading.grade([submissions], tmp_path / "grades.csv", solutions_dir=tmp_path / "solutions", timeout=120)
     assert [(Path(row["notebook"]).name, row["exercise"], row["status"], row["score"]) for row in rows] == [
-        ("作业_09.ipynb", "9.1", "passed", 1)]
+        ("作业_09.ipynb", "9.1", "passed", 1), ("错误_09.ipynb", "9.1", "failed", 0)]
+    # The feedback of a Chinese submission is in Chinese: the runner passes the notebook's language to the kernel.
+    assert re.search("[\u4e00-\u9fff]", rows[1]["message"]), rows[1]["message"]
 
 
 # ------------------------------------------------------------------------------------------ messages, plots

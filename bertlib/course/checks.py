@@ -18,6 +18,8 @@ import hmac
 
 import numpy as np
 
+from bertlib.course.messages import message, translate
+
 _MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
 
 
@@ -50,11 +52,11 @@ def check_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     try:
         got_number = float(np.asarray(got))
     except (TypeError, ValueError):
-        _fail(name, f"a number close to {expected!r}", _show(got), hint)
+        _fail(name, message("number_close_to", expected=repr(expected)), _show(got), hint)
     if not np.isclose(got_number, expected, rtol=rtol, atol=atol):
         tolerance = atol + rtol * abs(expected)
-        _fail(name, f"{expected!r} (± {tolerance:.3g})", f"{got_number!r} (off by {abs(got_number - expected):.3g})",
-              hint)
+        _fail(name, f"{expected!r} (± {tolerance:.3g})",
+              message("off_by", got=repr(got_number), gap=f"{abs(got_number - expected):.3g}"), hint)
     _passed(name)
 
 
@@ -70,8 +72,8 @@ def check_shape(name, got, expected_shape, hint=None):
         want is None or want == have for want, have in zip(expected_shape, got_shape))
     if not matches:
         shown = "(" + ", ".join("any" if size is None else str(size) for size in expected_shape) + ")"
-        _fail(f"the shape of {name}", shown, str(got_shape), hint)
-    _passed(f"the shape of {name}")
+        _fail(message("shape_of", name=name), shown, str(got_shape), hint)
+    _passed(message("shape_of", name=name))
 
 
 def check_array_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
@@ -84,7 +86,7 @@ def check_array_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     """
     got_array, expected_array = np.asarray(got), np.asarray(expected)
     if got_array.shape != expected_array.shape:
-        _fail(f"the shape of {name}", str(expected_array.shape), str(got_array.shape), hint)
+        _fail(message("shape_of", name=name), str(expected_array.shape), str(got_array.shape), hint)
     problem = _array_difference(got_array, expected_array, rtol, atol)
     if problem:
         _fail(name, _show(expected_array), f"{_show(got_array)}\n{' ' * 12}{problem}", hint)
@@ -131,12 +133,14 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
         except NotImplementedError:
             raise  # an untouched stub: the grader reports "not attempted"
         except Exception as error:
-            raise CheckFailed(_message(f"{call} (trial {trial} of {trials})", _show(expected),
-                                       f"an error: {type(error).__name__}: {error}", hint)) from error
+            raise CheckFailed(_message(message("trial", call=call, trial=trial, trials=trials), _show(expected),
+                                       message("raised", error_type=type(error).__name__, error=error),
+                                       hint)) from error
         problem = _structure_difference(got, expected, rtol, atol)
         if problem:
-            _fail(f"{call} (trial {trial} of {trials})", _show(expected), f"{_show(got)}\n{' ' * 12}{problem}", hint)
-    print(f"✔ {name} matches the reference on {trials} random inputs")
+            _fail(message("trial", call=call, trial=trial, trials=trials), _show(expected),
+                  f"{_show(got)}\n{' ' * 12}{problem}", hint)
+    print(message("function_matches", name=name, trials=trials))
 
 
 def answer_digest(value, salt, digits=None):
@@ -165,9 +169,9 @@ def check_digest(name, got, digest, digits=None, hint=None):
     try:
         matches = hmac.compare_digest(answer_digest(got, salt, digits), digest)
     except (TypeError, ValueError) as error:
-        _fail(name, "an answer of the kind the question asks for", f"{_show(got)} ({error})", hint)
+        _fail(name, message("answer_kind"), f"{_show(got)} ({error})", hint)
     if not matches:
-        _fail(name, "the right answer (compared through a salted hash; the value is not shown)", _show(got), hint)
+        _fail(name, message("digest_answer"), _show(got), hint)
     _passed(name)
 
 
@@ -199,11 +203,11 @@ def _canonical(value, digits):
 
 def done(exercise_id):
     """Prints the line that closes a check cell: reaching it means every check of the exercise passed."""
-    print(f"✔ Exercise {exercise_id} passed")
+    print(message("exercise_passed", exercise_id=exercise_id))
 
 
 def _passed(what):
-    print(f"✔ {what}: as expected")
+    print(message("passed", name=what))
 
 
 def _fail(name, expected_text, got_text, hint):
@@ -211,9 +215,10 @@ def _fail(name, expected_text, got_text, hint):
 
 
 def _message(name, expected_text, got_text, hint):
-    lines = [f"✘ {name} is not what was expected.", f"  Expected: {expected_text}", f"  Got:      {got_text}"]
+    lines = [message("not_expected", name=name), message("expected", text=expected_text),
+             message("got", text=got_text)]
     if hint:
-        lines.append(f"  Hint:     {hint}")
+        lines.append(message("hint", text=translate(hint)))
     return "\n".join(lines)
 
 
@@ -235,7 +240,7 @@ def _show(value):
 def _array_difference(got, expected, rtol, atol):
     """Returns "" when close, else a sentence naming the worst element."""
     if not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
-        return "" if np.array_equal(got, expected) else "(not numbers: compared exactly, and they differ)"
+        return "" if np.array_equal(got, expected) else message("not_numbers")
     got_values, expected_values = got.astype(np.float64), expected.astype(np.float64)
     close = np.isclose(got_values, expected_values, rtol=rtol, atol=atol)
     if close.all():
@@ -244,15 +249,15 @@ def _array_difference(got, expected, rtol, atol):
     gap = np.nan_to_num(gap, nan=np.inf)
     worst = np.unravel_index(np.argmax(gap), gap.shape) if gap.ndim else ()
     index = tuple(int(i) for i in worst)
-    return (f"({int((~close).sum())} of {close.size} elements differ; the worst at index {index}: "
-            f"expected {expected_values[index]:.6g}, got {got_values[index]:.6g})")
+    return message("elements_differ", count=int((~close).sum()), size=close.size, index=index,
+                   expected=f"{expected_values[index]:.6g}", got=f"{got_values[index]:.6g}")
 
 
 def _structure_difference(got, expected, rtol, atol, where=""):
     """Returns "" when `got` matches `expected` leaf by leaf, else a sentence saying where it does not."""
     if isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
-            return f"(expected a dict with keys {sorted(expected)}{where})"
+            return message("expected_dict", keys=sorted(expected), where=where)
         for key in expected:
             problem = _structure_difference(got[key], expected[key], rtol, atol, f"{where}[{key!r}]")
             if problem:
@@ -260,7 +265,7 @@ def _structure_difference(got, expected, rtol, atol, where=""):
         return ""
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return f"(expected a {type(expected).__name__} of length {len(expected)}{where})"
+            return message("expected_sequence", kind=type(expected).__name__, length=len(expected), where=where)
         for index, (got_item, expected_item) in enumerate(zip(got, expected)):
             problem = _structure_difference(got_item, expected_item, rtol, atol, f"{where}[{index}]")
             if problem:
@@ -268,9 +273,9 @@ def _structure_difference(got, expected, rtol, atol, where=""):
         return ""
     got_array, expected_array = np.asarray(got), np.asarray(expected)
     if got_array.shape != expected_array.shape:
-        return f"(shape {got_array.shape}{where}, expected {expected_array.shape})"
+        return message("shape_mismatch", got=got_array.shape, where=where, expected=expected_array.shape)
     problem = _array_difference(got_array, expected_array, rtol, atol)
-    return f"{problem[:-1]}{' in ' + where if where else ''})" if problem else ""
+    return f"{problem[:-1]}{message('in_where', where=where) if where else ''}{problem[-1]}" if problem else ""
 
 
 def _as_call_arguments(inputs):

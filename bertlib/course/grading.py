@@ -314,7 +314,7 @@ def grade_notebook(plan, timeout=600, fast=True, details=None):
     except exercises.ExerciseFormatError as error:
         return rows_for_all("error", f"could not read the notebook: {error}")
     cells, numbers, names = grading_cells(submission, solution)
-    run = run_cells(cells, timeout=timeout, fast=fast)
+    run = run_cells(cells, timeout=timeout, fast=fast, lang=_language_of(submission))
     run.cell_names = names
     rows = []
     for exercise_id, entry in expected.items():
@@ -386,7 +386,7 @@ def _normalized(source):
 
 # ----------------------------------------------------------------------------------------------- running a notebook
 
-def run_cells(cells, timeout=600, fast=True):
+def run_cells(cells, timeout=600, fast=True, lang=None):
     """Runs `cells` (see `grading_cells`) in a fresh kernel under a runner process; returns a NotebookRun.
 
     The runner reports on a pipe, with an HMAC under a key it got on its stdin, so a line the notebook forges
@@ -400,7 +400,7 @@ def run_cells(cells, timeout=600, fast=True):
                                      "from bertlib.course.grading import runner_main; runner_main()"]
     started = time.monotonic()
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=_runner_environment(fast), start_new_session=True)
+                               env=_runner_environment(fast, lang), start_new_session=True)
     with _running_lock:
         _running.add(process)
     try:
@@ -465,8 +465,17 @@ def _isolation_prefix():
     return list(_ISOLATION)
 
 
-def _runner_environment(fast):
+def _language_of(notebook):
+    """The edition a submission comes from ("zh" for the Chinese one), so its feedback is in that language."""
+    info = notebook.metadata.get("bertlib")
+    lang = info.get("lang") if isinstance(info, dict) else None
+    return lang if lang in ("en", "zh") else None
+
+
+def _runner_environment(fast, lang=None):
     environment = dict(os.environ)
+    if lang:
+        environment["BERTLIB_LANG"] = lang
     environment.pop("PYTEST_ADDOPTS", None)
     environment["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(resources.REPO_ROOT), environment.get("PYTHONPATH")]))
