@@ -16,7 +16,16 @@ export PATH := $(abspath $(BIN)):$(PATH)
 # a CJK font for the Chinese edition's figures (without it they stay English). Add packages here, one apt step.
 APT_PACKAGES ?= fonts-noto-cjk
 
-.PHONY: lab test test-mirror unit notebooks full solutions exercises bench lint clean
+.PHONY: lab test test-mirror unit notebooks full solutions exercises bench lint clean book browser
+# The book (make book) and its browser tests need, besides PyPI's packages, MathJax 3 from the npm registry
+# (the site serves it itself) and Debian's Chromium and Noto CJK fonts (the site ships a subset of them).
+# Each is fetched once, where missing; `make lab` needs none of them.
+MATHJAX_VERSION := 3.2.2
+MATHJAX := build/vendor/mathjax/es5/tex-chtml.js
+CHROMIUM := /usr/bin/chromium
+CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BROWSER_TESTS := BERTLIB_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 0 tests/browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,10 +45,12 @@ lab: $(STAMP)
 	@echo "Chapters download the datasets they need on first use, checked and cached. Ahead of time:"
 	@echo "    $(BIN)/bertlib download glue squad     ($(BIN)/bertlib download --list shows what is where)"
 	@echo "Canonical hosts blocked? Set BERTLIB_DATA_MIRROR=<mirror base URL>, or BERTLIB_DATA=<your data folder>."
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(LAB_FLAGS) notebooks/00_big_picture.ipynb
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PARALLEL) tests
+test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
+	$(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
+	$(BIN)/python tools/build_book.py
+	$(BROWSER_TESTS)
 	$(BIN)/bertlib exercises check
 	$(BIN)/bertlib exercises test  # every check on its reference (must pass) and on each wrong answer of solutions/wrong_answers (must fail)
 	$(BIN)/bertlib course-i18n check
@@ -51,7 +62,7 @@ test-mirror: $(STAMP)
 	$(BIN)/python tools/serve_mirror.py --data $(MIRROR_DATA) --hide-shared -- $(MAKE) test
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q $(PARALLEL) tests
+	$(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
 
 notebooks: $(STAMP)
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
@@ -65,6 +76,26 @@ solutions: $(STAMP)
 
 exercises: $(STAMP)
 	$(BIN)/bertlib exercises build
+
+# The course as a static site in build/book/html, from the notebooks' stored outputs (nothing is executed).
+book: $(STAMP) $(MATHJAX) $(CJK_FONT)
+	$(BIN)/python tools/build_book.py
+
+# The built book and JupyterLab in headless Chromium; screenshots in build/browser/screenshots.
+browser: book $(CHROMIUM)
+	$(BROWSER_TESTS)
+
+$(MATHJAX):
+	command -v npm >/dev/null || ($(SUDO) apt-get update && $(SUDO) apt-get install -y npm)
+	rm -rf build/vendor/mathjax && mkdir -p build/vendor
+	cd build/vendor && npm pack --silent mathjax@$(MATHJAX_VERSION) && tar xzf mathjax-$(MATHJAX_VERSION).tgz \
+		&& mv package mathjax && rm mathjax-$(MATHJAX_VERSION).tgz
+
+$(CHROMIUM):
+	$(SUDO) apt-get update && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+$(CJK_FONT):
+	$(SUDO) apt-get update && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-noto-cjk
 
 bench: $(STAMP)
 	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script | tail -n 1; done

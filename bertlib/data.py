@@ -206,7 +206,7 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
 
 
 def tfrecord_files(path):
-    """The sorted *.tfrecord shards at `path` (a file or a folder, local or `gs://`), or a clear error."""
+    """The sorted `*.tfrecord` shards at `path` (a file or a folder, local or `gs://`), or a clear error."""
     import tensorflow as tf
 
     path = str(path)
@@ -254,7 +254,7 @@ def _parse_records(records, spec):
 def read_tfrecords(path):
     """Read TFRecords written by `write_tfrecords` (or the original code) back into `arrays`.
 
-    `path` is one .tfrecord file or a folder (all its *.tfrecord files, sorted), local or on any file system
+    `path` is one .tfrecord file or a folder (all its `*.tfrecord` files, sorted), local or on any file system
     TensorFlow reads (`gs://bucket/folder` on a Cloud TPU). Shapes are taken from the first example. Rows come
     shard by shard, so their order differs from the written arrays when num_shards > 1. Everything is read
     into host memory (about 1.5 KB per 128-token instance); `stream_tfrecords` reads corpora of any size.
