@@ -41,9 +41,10 @@ class MaskedLMMasker:
     With `whole_word=True` all WordPiece pieces of a word (a token followed by its `##` continuations) are
     selected together, as in the released "Whole Word Masking" models. The masker must then know the
     continuation ids: pass `continuation_token_ids`, or `vocabulary` (the list of token strings; every
-    token starting with "##" is a continuation). Words are taken in random order while they fit in the
-    budget, so a row may get up to (longest word - 1) fewer predictions than `num_to_predict`; the 80/10/10
-    choice stays per token, as in the original code.
+    token starting with "##" is a continuation). Words are taken in random order, and a word that would
+    overflow the budget is skipped while later, shorter ones may still fit, as in the original code; a row
+    may still get up to (longest word - 1) fewer predictions than `num_to_predict`. The 80/10/10 choice
+    stays per token, as in the original code.
 
     Calling the masker on a numpy array returns numpy arrays; on a `tf.Tensor` (e.g. inside `tf.data.map`)
     it returns tensors. Both return a dict:
@@ -167,9 +168,12 @@ class MaskedLMMasker:
         count_so_far = np.cumsum(sorted_eligible, axis=1)
         word_ends = np.pad(sorted_word_id[:, 1:] != sorted_word_id[:, :-1], ((0, 0), (0, 1)),
                            constant_values=True)
-        count_at_word_end = np.minimum.accumulate(
-            np.where(word_ends, count_so_far, seq_length + 1)[:, ::-1], axis=1)[:, ::-1]
-        sorted_selected = sorted_eligible & (count_at_word_end <= num_to_predict[:, None])
+        if self.whole_word:
+            sorted_selected = sorted_eligible & self._greedy_words(word_ends, count_so_far, num_to_predict)
+        else:  # one token per word: taking words while they fit is a prefix of the shuffled order
+            count_at_word_end = np.minimum.accumulate(
+                np.where(word_ends, count_so_far, seq_length + 1)[:, ::-1], axis=1)[:, ::-1]
+            sorted_selected = sorted_eligible & (count_at_word_end <= num_to_predict[:, None])
         selected = np.zeros_like(eligible)
         np.put_along_axis(selected, order, sorted_selected, axis=1)  # (batch, seq)
 
@@ -190,6 +194,30 @@ class MaskedLMMasker:
         mask_ids = np.where(mask_weights, np.take_along_axis(token_ids, mask_positions, axis=1), 0)
         return {"token_ids": masked_ids.astype(np.int32), "mask_positions": mask_positions.astype(np.int32),
                 "mask_ids": mask_ids.astype(np.int32), "mask_weights": mask_weights.astype(np.float32)}
+
+    @staticmethod
+    def _greedy_words(word_ends, count_so_far, num_to_predict):
+        """(batch, seq) bool in shuffled order: the tokens of the words taken by the original code's rule.
+
+        `create_pretraining_data.py` walks the shuffled words and skips one that would overflow the budget,
+        then goes on with the next: a shorter word later in the order may still fit. One step per position,
+        vectorized over the batch.
+        """
+        end_counts = np.where(word_ends, count_so_far, 0)
+        previous_end_count = np.maximum.accumulate(np.pad(end_counts[:, :-1], ((0, 0), (1, 0))), axis=1)
+        word_length = count_so_far - previous_end_count  # at a word's end: its number of eligible tokens
+        taken = np.zeros(word_ends.shape[0], dtype=np.int64)
+        take_word = np.zeros(word_ends.shape, dtype=bool)
+        for position in range(word_ends.shape[1]):
+            length = word_length[:, position]
+            fits = word_ends[:, position] & (length > 0) & (taken + length <= num_to_predict)
+            taken += np.where(fits, length, 0)
+            take_word[:, position] = fits
+        # Each token follows the decision made at the end of its word (the next word end at or after it).
+        seq_length = word_ends.shape[1]
+        next_end = np.minimum.accumulate(np.where(word_ends, np.arange(seq_length), seq_length)[:, ::-1],
+                                         axis=1)[:, ::-1]
+        return np.take_along_axis(take_word, next_end, axis=1)
 
     def _mask_tensor(self, token_ids, seed):
         import tensorflow as tf
