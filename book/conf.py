@@ -31,6 +31,9 @@ nb_execution_mode = "off"
 # Markdown printed by a cell (tables, math) is read as MyST, like the markdown cells.
 nb_render_markdown_format = "myst"
 nb_merge_streams = True
+# An explorer cell stores a widget view and a static picture of its first state; a static page can only show
+# the picture (the widget needs a live kernel), so the widget view is never chosen.
+nb_mime_priority_overrides = [("*", "application/vnd.jupyter.widget-view+json", None)]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image", "smartquotes"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True
