@@ -368,10 +368,9 @@ def _pretrain_into(folder, settings):
 def _load(folder, settings, cached):
     import keras
 
+    import bertlib.model  # noqa: F401  (registers the layers for loading)
     from bertlib import data, tokenizer
     from bertlib.config import BertConfig
-
-    import bertlib.model  # noqa: F401  (registers the layers for loading)
 
     if (folder / "vocab.txt").exists():
         model_tokenizer = tokenizer.WordPieceTokenizer.from_vocab_file(folder / "vocab.txt")
