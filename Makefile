@@ -53,7 +53,7 @@ test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
 	$(BROWSER_TESTS)
 	$(BIN)/bertlib exercises check
 	$(BIN)/bertlib exercises test  # every check on its reference (must pass) and on each wrong answer of solutions/wrong_answers (must fail)
-	$(BIN)/bertlib course-i18n check
+	$(BIN)/bertlib course-i18n check --strict  # every markdown cell has current Chinese text, and */zh/ is up to date
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/ exercises/
 
 # `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
