@@ -8,8 +8,8 @@ settings measured at the same load.
 
 Settings:
     tensorflow-default  nothing set: TensorFlow sizes its pools itself
-    bertlib             `bertlib.distribute.configure_cpu()`: intra-op threads = usable cores, inter-op 1
-    inter-op-2          intra-op = usable cores, 2 inter-op threads (two operations side by side)
+    bertlib             `bertlib.distribute.configure_cpu()`: intra-op and inter-op threads = usable cores
+    inter-op-1          intra-op = usable cores, 1 inter-op thread (operations one after another)
     one-core            1 intra-op, 1 inter-op thread: what one core gives
 
 Workloads:
@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 
-SETTINGS = ("tensorflow-default", "bertlib", "inter-op-2", "one-core")
+SETTINGS = ("tensorflow-default", "bertlib", "inter-op-1", "one-core")
 WORKLOADS = {"tiny-fit": 20, "bench-step": 5}  # steps per round
 
 
@@ -40,8 +40,8 @@ def settings_env(setting, cores):
     env = {key: value for key, value in os.environ.items()
            if key not in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")}
     env.update(TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow")
-    if setting == "inter-op-2":
-        env.update(TF_NUM_INTRAOP_THREADS=str(cores), TF_NUM_INTEROP_THREADS="2", OMP_NUM_THREADS=str(cores))
+    if setting == "inter-op-1":
+        env.update(TF_NUM_INTRAOP_THREADS=str(cores), TF_NUM_INTEROP_THREADS="1", OMP_NUM_THREADS=str(cores))
     elif setting == "one-core":
         env.update(TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1", OMP_NUM_THREADS="1")
     return env

@@ -328,9 +328,11 @@ def configure_cpu(threads=None):
     """Size TensorFlow's CPU thread pools to the cores this process may use (`usable_cpus`).
 
     One pool of `threads` threads splits each operation (a matmul, a softmax) across the cores
-    (TF_NUM_INTRAOP_THREADS, and OMP_NUM_THREADS for libraries built with OpenMP), and one thread runs the
-    operations of a step one after another (TF_NUM_INTEROP_THREADS=1): two operations side by side would
-    each ask the same cores for all of their threads. A value already set in the environment wins.
+    (TF_NUM_INTRAOP_THREADS, and OMP_NUM_THREADS for libraries built with OpenMP), and `threads` threads run
+    independent operations side by side (TF_NUM_INTEROP_THREADS): a small model's operations are too small
+    to split, so running them side by side is how it uses more than one core (measured: the tiny preset's
+    step takes 160 ms with 2 inter-op threads, 256 ms with 1; bench/RESULTS.md). TensorFlow's own default
+    counts the affinity mask but not a cgroup quota. A value already set in the environment wins.
 
     Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
     course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so.
@@ -346,7 +348,7 @@ def configure_cpu(threads=None):
     if "applied" in _CONFIGURED and threads in (None, _CONFIGURED["intra_op"]):
         return dict(_CONFIGURED)
     threads = threads or usable_cpus()
-    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": 1}
+    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": threads}
     for name, value in wanted.items():
         os.environ.setdefault(name, str(value))
     intra, inter = int(os.environ["TF_NUM_INTRAOP_THREADS"]), int(os.environ["TF_NUM_INTEROP_THREADS"])

@@ -72,8 +72,8 @@ def test_configure_cpu_sets_the_pools_from_usable_cpus(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     result = distribute.configure_cpu()
     assert (os.environ["TF_NUM_INTRAOP_THREADS"], os.environ["OMP_NUM_THREADS"],
-            os.environ["TF_NUM_INTEROP_THREADS"]) == ("3", "3", "1")
-    assert (result["intra_op"], result["inter_op"]) == (3, 1)
+            os.environ["TF_NUM_INTEROP_THREADS"]) == ("3", "3", "3")
+    assert (result["intra_op"], result["inter_op"]) == (3, 3)
 
 
 def test_configure_cpu_keeps_what_the_user_set(monkeypatch):
