@@ -390,6 +390,21 @@ def test_mirror_tool_rebuilds_downloads_whose_files_hash_as_the_real_registry(tm
         serve_mirror.build_mirror(data, tmp_path / "mirror2")
 
 
+def test_mirror_tool_serves_a_declared_stand_in_and_says_so(tmp_path):
+    data, extract = tmp_path / "data", tmp_path / "dev-v2.0-small.json"
+    data.mkdir()
+    extract.write_text('{"version": "v2.0", "data": []}', encoding="utf-8")
+    registry = serve_mirror.build_mirror(data, tmp_path / "mirror", {("squad_v2", "dev-v2.0.json"): extract})
+    assert list(registry["datasets"]) == ["squad_v2"]
+    entry = registry["datasets"]["squad_v2"]
+    assert entry["files"] == {"dev-v2.0.json": _sha256(extract.read_bytes())}
+    assert "stand-in, not the distributed file" in entry["downloads"][0]["hash_source"]
+    served = tmp_path / "mirror" / "SQuAD-explorer" / "dataset" / "dev-v2.0.json"
+    assert served.read_bytes() == extract.read_bytes()
+    with pytest.raises(ValueError, match="no file 'dev-v9.json'"):
+        serve_mirror.build_mirror(data, tmp_path / "mirror2", {("squad_v2", "dev-v9.json"): extract})
+
+
 def test_loaders_and_the_finetune_command_find_data_by_name(places, monkeypatch):
     from bertlib import tasks
 

@@ -33,19 +33,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bertlib import datasets  # noqa: E402
 
 
-def build_mirror(data_dir, out_dir):
+def build_mirror(data_dir, out_dir, stand_ins=None):
     """Lay out `out_dir` like the canonical hosts from the files under `data_dir`; returns the registry written
-    to `out_dir/registry.json` (the datasets found, with the rebuilt downloads' hashes)."""
+    to `out_dir/registry.json` (the datasets found, with the rebuilt downloads' hashes).
+
+    `stand_ins` maps (dataset, file) to a path served in that file's place although it is not the distributed
+    file (CI holds a 14-question extract of SQuAD v2.0's dev set, not the whole file); the registry says so.
+    """
     data_dir, out_dir = Path(data_dir), Path(out_dir)
+    stand_ins = {key: Path(path) for key, path in (stand_ins or {}).items()}
     real = datasets.load_registry()
+    for name, file in stand_ins:
+        if file not in real["datasets"].get(name, {}).get("files", {}):
+            raise ValueError(f"--stand-in {name}/{file}: the registry has no file {file!r} in a dataset {name!r}.")
     mirrored = {}
     for name, spec in real["datasets"].items():
         folder = data_dir / spec["folder"]
         present = {file: folder / file for file in spec["files"] if (folder / file).is_file()}
+        present.update({file: path for (dataset, file), path in stand_ins.items() if dataset == name})
         if not present or spec.get("build"):  # MRPC is built from sources a data folder does not hold
             continue
         for file, path in present.items():
             expected, actual = spec["files"][file], datasets.sha256(path)
+            if (name, file) in stand_ins:
+                continue
             if expected is not None and actual != expected:
                 raise ValueError(f"{path} is not the distributed file: sha256 {actual}, the registry has {expected}.")
         downloads = []
@@ -65,8 +76,10 @@ def build_mirror(data_dir, out_dir):
                 downloads.append(dict(download))
             else:
                 continue
+            stood_in = [file for file in present if (name, file) in stand_ins]
             downloads[-1].update(sha256=datasets.sha256(target), size=target.stat().st_size,
-                                 hash_source=f"rebuilt by tools/serve_mirror.py from {data_dir}")
+                                 hash_source=f"rebuilt by tools/serve_mirror.py from {data_dir}"
+                                 + (f"; stand-in, not the distributed file: {', '.join(stood_in)}" if stood_in else ""))
         mirrored[name] = {**spec, "downloads": downloads,
                           "files": {file: datasets.sha256(path) for file, path in present.items()}}
     registry = {"about": [f"Downloads rebuilt from {data_dir} by tools/serve_mirror.py; the files inside hash as "
@@ -96,13 +109,23 @@ def main(argv=None):
     parser.add_argument("--data", type=Path, default=datasets.resources.REPO_ROOT.parent / "shared" / "data",
                         help="folder to mirror, laid out as bertlib.datasets expects (default: ../shared/data)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument("--stand-in", action="append", default=[], metavar="NAME/FILE=PATH",
+                        help="serve PATH as FILE of dataset NAME although it is not the distributed file, e.g. "
+                             "squad_v2/dev-v2.0.json=../shared/data/squad/dev-v2.0-small.json (repeatable)")
     parser.add_argument("--hide-shared", action="store_true",
                         help="run the command as on a fresh clone: ../shared is not looked at")
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     if not args.data.is_dir():
         parser.error(f"--data {args.data} is not a folder")
+    stand_ins = {}
+    for value in args.stand_in:
+        key, _, path = value.partition("=")
+        name, _, file = key.partition("/")
+        if not (name and file and path) or not Path(path).is_file():
+            parser.error(f"--stand-in {value!r}: expected NAME/FILE=PATH with PATH an existing file")
+        stand_ins[(name, file)] = path
     with tempfile.TemporaryDirectory(prefix="bertlib-mirror-") as scratch:
-        registry = build_mirror(args.data, Path(scratch) / "mirror")
+        registry = build_mirror(args.data, Path(scratch) / "mirror", stand_ins)
         server, url = serve(Path(scratch) / "mirror", args.port)
         variables = {"BERTLIB_DATA_MIRROR": url, "BERTLIB_DATA_REGISTRY": str(Path(scratch) / "mirror" / "registry.json")}
         print(f"Mirroring {', '.join(registry['datasets'])} from {args.data} at {url}", flush=True)
