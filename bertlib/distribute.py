@@ -329,10 +329,10 @@ def configure_cpu(threads=None):
 
     One pool of `threads` threads splits each operation (a matmul, a softmax) across the cores
     (TF_NUM_INTRAOP_THREADS, and OMP_NUM_THREADS for libraries built with OpenMP), and `threads` threads run
-    independent operations side by side (TF_NUM_INTEROP_THREADS): a small model's operations are too small
-    to split, so running them side by side is how it uses more than one core (measured: the tiny preset's
-    step takes 160 ms with 2 inter-op threads, 256 ms with 1; bench/RESULTS.md). TensorFlow's own default
-    counts the affinity mask but not a cgroup quota. A value already set in the environment wins.
+    independent operations side by side (TF_NUM_INTEROP_THREADS): a small model's operations are often too
+    small to split, and running them side by side is another way to use the cores. TensorFlow's own default
+    counts the affinity mask but not a cgroup quota (`bench/threads.py` compares the settings; see
+    bench/RESULTS.md). A value already set in the environment wins.
 
     Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
     course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so.
