@@ -406,7 +406,7 @@ def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, 
             bertlib's output files there are removed first, so two runs' files never mix).
 
     Example:
-    >>> finetune("sst2", "shared/data/glue", "tiny", epochs=1, max_train_examples=64)["accuracy"]
+    >>> finetune("sst2", None, "tiny", epochs=1, max_train_examples=64)["accuracy"]
     """
     tasks.check_task(task)
     for name, value in {"epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length}.items():
