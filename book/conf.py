@@ -34,6 +34,8 @@ nb_merge_streams = True
 # An explorer cell stores a widget view and a static picture of its first state; a static page can only show
 # the picture (the widget needs a live kernel), so the widget view is never chosen.
 nb_mime_priority_overrides = [("*", "application/vnd.jupyter.widget-view+json", None)]
+# ...and the page never loads the widget manager (from a CDN by default): the book works offline.
+nb_ipywidgets_js = {}
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "html_image", "smartquotes"]
 myst_heading_anchors = 3
 myst_dmath_double_inline = True

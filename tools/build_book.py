@@ -9,8 +9,9 @@ and runs Sphinx (myst-nb, sphinx-book-theme; configuration in book/conf.py) into
 - notebooks/*.ipynb as they are stored, except that the Colab badge image points at a copy inside the site;
 - exercises/NN_*.ipynb, the learner's copy, with each solution cell of solutions/NN_*.ipynb inserted after
   its stub behind a "Show the solution" toggle (myst-nb's hide-input);
-- the Chinese edition (notebooks/zh, exercises/zh with solutions/zh) the same way, under zh/; every chapter and
-  exercise page links to its counterpart in the other language;
+- the Chinese edition (notebooks/zh, exercises/zh with solutions/zh) the same way, at the same paths as in the
+  repository (so Colab opens the right file), with its landing page at zh/index; every chapter and exercise
+  page links to its counterpart in the other language;
 - bench/RESULTS.md with the plots in bench/ appended, and docs/*.md;
 - MathJax 3 (from the npm package, fetched by `make book`) and a subset of Noto Sans CJK holding the CJK
   characters the book uses, so the site needs no network and no CJK font on the reader's machine.
@@ -79,19 +80,6 @@ def language_switch(nb, other_page, to_chinese):
     return nb
 
 
-ZH_LINK = re.compile(r"\]\(\.\./\.\./(notebooks|exercises|solutions)/zh/")
-
-
-def book_links(nb):
-    """A Chinese page sits at zh/notebooks/ in the book but at notebooks/zh/ in the repository: its links to
-    other Chinese pages are rewritten to the book's layout (a solution is shown on its exercise's page)."""
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "markdown":
-            cell["source"] = ZH_LINK.sub(lambda match: "](../" + match[1].replace("solutions", "exercises") + "/",
-                                         cell_text(cell))
-    return nb
-
-
 def exercise_page(exercise_path, solution_path):
     """The learner's copy with each solution cell after its stub, behind a toggle."""
     exercise, solution = read_notebook(exercise_path), read_notebook(solution_path)
@@ -103,6 +91,7 @@ def exercise_page(exercise_path, solution_path):
         cells.append(stub)
         if answer.get("metadata", {}).get("bertlib", {}).get("role") == "solution":
             shown = {"cell_type": "code", "execution_count": None, "outputs": [], "source": cell_text(answer),
+                     "id": f"{answer.get('id', len(cells))}-solution",
                      "metadata": {"tags": ["hide-input"], "mystnb": dict(SOLUTION_PROMPTS)}}
             cells.append(shown)
     exercise["cells"] = cells
@@ -168,24 +157,20 @@ def lay_out_sources(src, mathjax):
         chinese = edition == "zh"
         for path in sorted((REPO / "notebooks" / edition).glob("[0-9][0-9]_*.ipynb")):
             nb = local_badge(read_notebook(path), depth)
-            nb = book_links(nb) if chinese else nb
             other = REPO / "notebooks" / ("" if chinese else "zh") / path.name
             if other.is_file():
-                nb = language_switch(nb, f"../../notebooks/{path.name}" if chinese else f"../zh/notebooks/{path.name}",
-                                     not chinese)
-            write_notebook(nb, src / edition / "notebooks" / path.name)
+                nb = language_switch(nb, f"../{path.name}" if chinese else f"zh/{path.name}", not chinese)
+            write_notebook(nb, src / "notebooks" / edition / path.name)
         for path in sorted((REPO / "solutions" / edition).glob("[0-9][0-9]_*.ipynb")):
             exercise = REPO / "exercises" / edition / path.name
             if not exercise.is_file():
                 fail(f"{exercise} is missing for {path}; run `bertlib exercises build` (and `bertlib course-i18n "
                      "build` for the Chinese edition)")
             nb = local_badge(exercise_page(exercise, path), depth)
-            nb = book_links(nb) if chinese else nb
             other = REPO / "exercises" / ("" if chinese else "zh") / path.name
             if other.is_file():
-                nb = language_switch(nb, f"../../exercises/{path.name}" if chinese else f"../zh/exercises/{path.name}",
-                                     not chinese)
-            write_notebook(nb, src / edition / "exercises" / path.name)
+                nb = language_switch(nb, f"../{path.name}" if chinese else f"zh/{path.name}", not chinese)
+            write_notebook(nb, src / "exercises" / edition / path.name)
     (src / "bench").mkdir()
     for plot in (REPO / "bench").glob("*.png"):
         shutil.copy2(plot, src / "bench" / plot.name)
@@ -203,7 +188,7 @@ def serve_stored_notebooks(html):
     page's source differs by the badge's address), an exercise as the learner's copy, with no solutions."""
     for folder in ("notebooks", "exercises", "notebooks/zh", "exercises/zh"):
         for path in sorted((REPO / folder).glob("[0-9][0-9]_*.ipynb")):
-            target = html / "_sources" / ("zh/" + folder.removesuffix("/zh") if folder.endswith("/zh") else folder) / path.name
+            target = html / "_sources" / folder / path.name
             if target.is_file():
                 shutil.copy2(path, target)
 
