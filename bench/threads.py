@@ -101,7 +101,7 @@ def worker(setting, workload, rounds):
             model.train_on_batch(inputs, labels, sample_weight=weights)
     records = []
     for _ in range(rounds):
-        started, cpu, (running, waiting) = time.perf_counter(), time.process_time(), scheduler_seconds()
+        started, cpu, (_, waiting) = time.perf_counter(), time.process_time(), scheduler_seconds()
         run()
         wall = time.perf_counter() - started
         running_after, waiting_after = scheduler_seconds()

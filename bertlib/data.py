@@ -14,14 +14,12 @@ The command `bertlib data` builds the arrays from a corpus and writes them as sh
 """
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from bertlib.files import atomic_write
+from bertlib.files import atomic_write, check_writable_dir
 
 SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
 MASK_KEYS = ("mask_positions", "mask_ids", "mask_weights")
@@ -376,14 +374,7 @@ def check_out_dir(out, overwrite=False):
         raise ValueError(f"--out {out} is a file; expected a folder for the TFRecord shards.")
     if out.is_dir() and any(out.glob("*.tfrecord")) and not overwrite:
         raise ValueError(f"--out {out} already holds TFRecord shards; choose a new folder or pass --overwrite.")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(dir=out, prefix=".bertlib-write-check-")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise ValueError(f"--out {out} cannot be written ({error.strerror or error}); choose a folder you "
-                         "can write to.") from error
+    check_writable_dir(out, "--out")
 
 
 def run(args):

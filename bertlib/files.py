@@ -41,3 +41,24 @@ def _umask():
     umask = os.umask(0)
     os.umask(umask)
     return umask
+
+
+def check_writable_dir(folder, flag, consequence=""):
+    """Create `folder` if needed and make sure a file can be written in it, before any long work starts.
+
+    Raises a ValueError naming `flag` (the option that chose the folder) when it is a file or cannot be
+    written; `consequence` is appended to the message (e.g. "Nothing was trained.").
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{flag} {folder} is a file; expected a folder.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".bertlib-write-check-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{flag} {folder} cannot be written ({error.strerror or error}); choose a folder you "
+                         f"can write to.{' ' + consequence if consequence else ''}") from error
+    return folder
+

@@ -17,7 +17,6 @@ import dataclasses
 import itertools
 import json
 import math
-import os
 import shutil
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from bertlib import distribute, metrics, tasks
-from bertlib.files import atomic_write
+from bertlib.files import atomic_write, check_writable_dir
 from bertlib.files import write_text_atomically as _write_text
 
 WARMUP_FRACTION = 0.1  # the released fine-tuning code warms up over the first 10% of steps
@@ -475,15 +474,7 @@ def check_output_dir(output_dir, overwrite=False):
         raise ValueError(f"--output-dir {output_dir} is not empty (it holds {present[:5]}"
                          f"{' ...' if len(present) > 5 else ''}); bertlib does not overwrite a run's outputs. "
                          "Choose a new folder, or pass --overwrite (overwrite=True) to replace them.")
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(dir=output_dir, prefix=".bertlib-write-check-")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise ValueError(f"--output-dir {output_dir} cannot be written ({error.strerror or error}); choose "
-                         "a folder you can write to. Nothing was trained.") from error
-    return output_dir
+    return check_writable_dir(output_dir, "--output-dir", "Nothing was trained.")
 
 
 def write_with_fallback(output_dir, task, write):

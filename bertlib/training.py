@@ -44,7 +44,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from bertlib import distribute
+from bertlib import distribute, files
 from bertlib.files import atomic_write, write_text_atomically
 from bertlib.model import NO_WEIGHT_DECAY, pretraining_batch
 
@@ -165,7 +165,7 @@ def precision_for(strategy=None, flags=None, probe=None):
     return "mixed_bfloat16" if speedup >= BFLOAT16_MIN_SPEEDUP else "float32"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bfloat16_speedup():
     return distribute.bfloat16_matmul_speedup()
 
@@ -533,7 +533,7 @@ def pretrain(preset="tiny", corpus="python-docs", steps=600, batch_size=16, seq_
         raise ValueError(f"steps_per_execution ({steps_per_execution}) must divide log_every ({log_every}) "
                          f"and the step where each phase ends {[end for _, _, end in plan]}.")
     if checkpoint_dir:
-        check_writable_dir(checkpoint_dir, "--checkpoint-dir")
+        files.check_writable_dir(checkpoint_dir, "--checkpoint-dir", "Nothing was trained.")
 
     backend = keras.backend.backend()
     distribution = None
@@ -684,24 +684,6 @@ def describe_corpus(corpus):
     names = [corpus] if isinstance(corpus, str) else list(corpus)
     return [name if name in ("python-docs", "wikitext103") or name.startswith("tfrecords:")
             else str(Path(name).resolve()) for name in names]
-
-
-def check_writable_dir(folder, flag):
-    """Create `folder` if needed and make sure a file can be written in it; a ValueError naming `flag` if not."""
-    import os
-    import tempfile
-
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{flag} {folder} is a file; expected a folder.")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(dir=folder, prefix=".bertlib-write-check-")
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as error:
-        raise ValueError(f"{flag} {folder} cannot be written ({error.strerror or error}); choose a folder you "
-                         "can write to. Nothing was trained.") from error
 
 
 def _save_final_models(checkpoint_dir, pretrainer):
