@@ -1,11 +1,11 @@
 """Wrong answers to the exercises of solutions/08_capstone.ipynb (see 01_problem_setting.py)."""
 
 REFERENCE_AUDIT = """audit = {
-    CONTRIBUTIONS[0]: (3, "§5.5: LTR & No NSP loses 10.7 SQuAD F1; our toy MLM encoder beat LTR on a right-context probe."),
+    CONTRIBUTIONS[0]: (3, "§5.1: LTR & No NSP loses 10.7 SQuAD F1; our toy MLM encoder beat LTR on a right-context probe."),
     CONTRIBUTIONS[1]: (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),
-    CONTRIBUTIONS[2]: (1, "§5.5: a clear loss on QNLI only; NSP is solvable from topic cues and later dropped by RoBERTa."),
+    CONTRIBUTIONS[2]: (1, "§5.1: a clear loss on QNLI only; NSP is solvable from topic cues and later dropped by RoBERTa."),
     CONTRIBUTIONS[3]: (3, "§5.2: accuracy rises monotonically with size on MRPC, MNLI and the LM."),
-    CONTRIBUTIONS[4]: (2, "A.4.5 is one figure; our toy rerun shows both halves."),
+    CONTRIBUTIONS[4]: (2, "C.1 is one figure; our toy rerun shows both halves."),
 }"""
 
 WRONG_ANSWERS = {
@@ -55,11 +55,11 @@ WRONG_ANSWERS = {
             '    CONTRIBUTIONS[1]: (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),\n', "")],
         "five stars": [("CONTRIBUTIONS[1]: (3,", "CONTRIBUTIONS[1]: (5,")],
         "the same reason copied five times": [(REFERENCE_AUDIT, """audit = {
-    CONTRIBUTIONS[0]: (3, "See section 5.5 of the paper for this one."),
-    CONTRIBUTIONS[1]: (3, "See section 5.5 of the paper for this one."),
-    CONTRIBUTIONS[2]: (1, "See section 5.5 of the paper for this one."),
-    CONTRIBUTIONS[3]: (3, "See section 5.5 of the paper for this one."),
-    CONTRIBUTIONS[4]: (2, "See section 5.5 of the paper for this one."),
+    CONTRIBUTIONS[0]: (3, "See section 5.1 of the paper for this one."),
+    CONTRIBUTIONS[1]: (3, "See section 5.1 of the paper for this one."),
+    CONTRIBUTIONS[2]: (1, "See section 5.1 of the paper for this one."),
+    CONTRIBUTIONS[3]: (3, "See section 5.1 of the paper for this one."),
+    CONTRIBUTIONS[4]: (2, "See section 5.1 of the paper for this one."),
 }""")],
         "vague reasons that name no evidence": [(REFERENCE_AUDIT, """audit = {
     CONTRIBUTIONS[0]: (3, "Clearly the main Advance of the paper overall."),
