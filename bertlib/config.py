@@ -4,7 +4,7 @@ import dataclasses
 from dataclasses import dataclass
 
 ATTENTION_IMPLEMENTATIONS = ("explicit", "fused")
-# "gelu" is the exact x * Phi(x) of Hendrycks & Gimpel, which the paper cites (§3.3 of BERT, appendix A.2) and
+# "gelu" is the exact x * Phi(x) of Hendrycks & Gimpel, which the paper cites (BERT appendix A.2) and
 # which Hugging Face checkpoints declare as hidden_act="gelu". "gelu_approximate" is the tanh approximation
 # used by the original TensorFlow code and by keras-hub; the two differ by up to ~1e-3 per activation.
 ACTIVATIONS = ("gelu", "gelu_approximate")
@@ -39,7 +39,7 @@ class BertConfig:
             or "fused" (`keras.ops.dot_product_attention`). Same weights, same numbers.
         activation: "gelu" (exact, the default) or "gelu_approximate" (tanh form, as keras-hub).
         causal: bool, defaults to False. True lets each token attend only to itself and its left: the
-            left-to-right baseline of §5.5 ("LTR & No NSP"), same architecture otherwise.
+            left-to-right baseline of §5.1, Table 5 ("LTR & No NSP"), same architecture otherwise.
 
     Example:
     >>> BertConfig.preset("base").num_params()

@@ -238,7 +238,7 @@ class BertPretrainer(keras.Model):
 
     Args:
         backbone: `BertBackbone`.
-        next_sentence: bool, defaults to True. False drops NSP (the "No NSP" rows of §5.5).
+        next_sentence: bool, defaults to True. False drops NSP (the "No NSP" rows of §5.1, Table 5).
 
     Example:
     >>> pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny")))

@@ -34,15 +34,6 @@ SECTION_SIGN = re.compile(rf"§\s*(?P<first>{NUMBER})(?:\s*[-–]\s*(?P<last>{NU
 # Appendix numbers written without "§": "A.2", "appendix C.1", "A.4.6"; not inside a longer name (np.A.1).
 APPENDIX = re.compile(r"(?<![\w.§])(?P<number>[A-C](?:\.\d+)+)(?![\w])")
 
-# Code cells of notebooks/ (their outputs are regenerated elsewhere, so they were not edited with the prose)
-# that still cite the guide's numbering: (file, cell id, citation). Remove an entry when its cell is fixed;
-# the test fails on an entry that no longer occurs, so the list cannot outlive the problem.
-PENDING_CODE_CELLS = {
-    ("notebooks/00_big_picture.ipynb", "e0aef035", "§4.5"),  # comment: the pretraining budget is appendix A.2
-    ("notebooks/03_masked_lm.ipynb", "95dfb925", "§3.3"),  # legend label "paper §3.3": the recipe is §3.1
-}
-
-
 def bad_citation_matches(text):
     """`(position, citation)` of each citation in `text` that names no section of the paper, in order."""
     found = []
@@ -100,18 +91,13 @@ def test_bad_citations(text, expected):
 
 
 def test_english_notebooks_cite_the_papers_sections():
-    problems, pending_seen = [], set()
+    problems = []
     for path, index, cell_id, text in english_cells():
         for start, citation in bad_citation_matches(text):
-            if (path, cell_id, citation) in PENDING_CODE_CELLS:
-                pending_seen.add((path, cell_id, citation))
-                continue
             context = _context(text, start, citation)
             problems.append(f"{path}, cell {index} ({cell_id}): {citation!r} in ...{context}...")
     advice = "write the paper's section, or name the guide in words: \"the guide's section 7.5\""
     assert not problems, f"citations of sections the paper does not have ({advice}):\n" + "\n".join(problems)
-    gone = PENDING_CODE_CELLS - pending_seen
-    assert not gone, f"fixed, remove from PENDING_CODE_CELLS in tests/test_citations.py: {sorted(gone)}"
 
 
 def test_chinese_text_cites_the_papers_sections():

@@ -182,7 +182,7 @@ def test_schedule_budget_against_the_paper_and_the_formula():
                                                                                                       (512, 0.1)))
     assert paper["flops"] == pytest.approx(flops, rel=1e-12)
     assert explore.training_flops_per_token(base, 128) == 6 * 109_482_240 + 12 * 12 * 128 * 768
-    # §4.5: "approximately 40 epochs over the 3.3 billion word corpus" if every step is 256 x 512 tokens.
+    # appendix A.2: "approximately 40 epochs over the 3.3 billion word corpus" if every step is 256 x 512 tokens.
     assert explore.schedule_budget(long_fraction=1.0)["epochs"] == pytest.approx(40, rel=0.05)
 
     with pytest.raises(ValueError, match="warmup_steps"):

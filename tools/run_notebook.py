@@ -12,6 +12,7 @@ in place) if a cell raises. With --output-dir the executed copy goes there inste
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -74,7 +75,7 @@ def run_record(fast, seconds, commit):
             "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2)}
 
 
-def run(path, fast=True, timeout=900, output_dir=None):
+def run(path, fast=True, timeout=900, output_dir=None, timings=None):
     notebook = nbformat.read(path, as_version=4)
     os.environ["BERTLIB_FAST"] = "1" if fast else "0"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -88,6 +89,12 @@ def run(path, fast=True, timeout=900, output_dir=None):
     finally:
         elapsed = time.perf_counter() - start
         report_slowest_cells(notebook)
+        if timings:
+            with open(timings, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"notebook": Path(path).name, "seconds": round(elapsed, 1),
+                                      "load_average": [round(x, 2) for x in os.getloadavg()],
+                                      "cells": {index: round(seconds, 1) for seconds, index in cell_timings(notebook)}})
+                          + "\n")
         notebook.metadata["bertlib"] = {"run": run_record(fast, elapsed, commit)}
         if output_dir:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -100,7 +107,8 @@ def run(path, fast=True, timeout=900, output_dir=None):
     return elapsed
 
 
-def report_slowest_cells(notebook, count=3):
+def cell_timings(notebook):
+    """(seconds, cell index) of every executed code cell, from nbclient's timing record."""
     timings = []
     for index, cell in enumerate(notebook.cells):
         execution = cell.get("metadata", {}).get("execution", {})
@@ -109,7 +117,11 @@ def report_slowest_cells(notebook, count=3):
             seconds = (datetime.fromisoformat(finished.replace("Z", "+00:00"))
                        - datetime.fromisoformat(started.replace("Z", "+00:00"))).total_seconds()
             timings.append((seconds, index))
-    for seconds, index in sorted(timings, reverse=True)[:count]:
+    return timings
+
+
+def report_slowest_cells(notebook, count=5):
+    for seconds, index in sorted(cell_timings(notebook), reverse=True)[:count]:
         print(f"  cell {index}: {seconds:.1f} s", flush=True)
 
 
@@ -121,13 +133,14 @@ def main():
     parser.add_argument("--clean-only", action="store_true", help="only clean metadata and start-up noise")
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds one cell may run (default 900; raise it on a machine shared with other jobs)")
+    parser.add_argument("--timings", help="append each notebook's wall time and every cell's seconds here (JSON lines)")
     args = parser.parse_args()
     if args.clean_only:
         for path in args.paths:
             nbformat.write(clean(nbformat.read(path, as_version=4)), path)
         return
     for path in args.paths:
-        print(f"{path}: {run(path, fast=not args.full, timeout=args.timeout, output_dir=args.output_dir):.1f} s", flush=True)
+        print(f"{path}: {run(path, fast=not args.full, timeout=args.timeout, output_dir=args.output_dir, timings=args.timings):.1f} s", flush=True)
 
 
 if __name__ == "__main__":

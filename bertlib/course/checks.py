@@ -163,7 +163,7 @@ def check_digest(name, got, digest, digits=None, hint=None):
     the grader's hidden tests, not this check, decide the grade.
 
     Example:
-        check_digest("squad_f1[0]", squad_f1[0], "1.4 squad_f1[0]$5a1f...", digits=1, hint="§5.5, the BERT_BASE row")
+        check_digest("squad_f1[0]", squad_f1[0], "1.4 squad_f1[0]$5a1f...", digits=1, hint="§5.1, the BERT_BASE row")
     """
     salt = digest.split("$", 1)[0]
     try:

@@ -122,6 +122,29 @@ def validate_solution_notebook(nb, path):
                                       f"{{\"bertlib\": {{\"role\": \"solution\", ...}}}} metadata")
 
 
+def _replace_regions(source, begin, end, where, replacement):
+    """`source` with each `begin` ... `end` region (marker lines included) replaced by `replacement(begin_line)`,
+    a list of lines. Unbalanced or nested markers raise ExerciseFormatError naming the line."""
+    output, region_start = [], None
+    for line_number, line in enumerate(source.split("\n"), start=1):
+        marker = line.strip()
+        if marker == begin:
+            if region_start is not None:
+                raise ExerciseFormatError(f"{where}, line {line_number}: {begin} inside the region opened "
+                                          f"on line {region_start}; close it with {end} first")
+            region_start = line_number
+            output += replacement(line)
+        elif marker == end:
+            if region_start is None:
+                raise ExerciseFormatError(f"{where}, line {line_number}: {end} without a {begin}")
+            region_start = None
+        elif region_start is None:
+            output.append(line)
+    if region_start is not None:
+        raise ExerciseFormatError(f"{where}, line {region_start}: {begin} is never closed by {end}")
+    return "\n".join(output)
+
+
 def stub_solution_regions(source, exercise_id, where="cell"):
     """Replaces each BEGIN/END SOLUTION region of `source` by a stub raising NotImplementedError.
 
@@ -132,26 +155,12 @@ def stub_solution_regions(source, exercise_id, where="cell"):
             # YOUR CODE HERE
             raise NotImplementedError("Exercise 3.2: write your code here")
     """
-    output, region_start = [], None
-    for line_number, line in enumerate(source.split("\n"), start=1):
-        marker = line.strip()
-        if marker == BEGIN_MARKER:
-            if region_start is not None:
-                raise ExerciseFormatError(f"{where}, line {line_number}: {BEGIN_MARKER} inside the region opened "
-                                          f"on line {region_start}; close it with {END_MARKER} first")
-            region_start = line_number
-            indent = line[: len(line) - len(line.lstrip())]
-            output += [f"{indent}# YOUR CODE HERE",
-                       f'{indent}raise NotImplementedError("Exercise {exercise_id}: write your code here")']
-        elif marker == END_MARKER:
-            if region_start is None:
-                raise ExerciseFormatError(f"{where}, line {line_number}: {END_MARKER} without a {BEGIN_MARKER}")
-            region_start = None
-        elif region_start is None:
-            output.append(line)
-    if region_start is not None:
-        raise ExerciseFormatError(f"{where}, line {region_start}: {BEGIN_MARKER} is never closed by {END_MARKER}")
-    return "\n".join(output)
+    def stub(begin_line):
+        indent = begin_line[: len(begin_line) - len(begin_line.lstrip())]
+        return [f"{indent}# YOUR CODE HERE",
+                f'{indent}raise NotImplementedError("Exercise {exercise_id}: write your code here")']
+
+    return _replace_regions(source, BEGIN_MARKER, END_MARKER, where, stub)
 
 
 def strip_hidden_tests(source, where="cell"):
@@ -159,23 +168,7 @@ def strip_hidden_tests(source, where="cell"):
 
     The hidden lines hold the expected values; the grader runs them from `solutions/`, learners never see them.
     """
-    output, region_start = [], None
-    for line_number, line in enumerate(source.split("\n"), start=1):
-        marker = line.strip()
-        if marker == BEGIN_HIDDEN:
-            if region_start is not None:
-                raise ExerciseFormatError(f"{where}, line {line_number}: {BEGIN_HIDDEN} inside the region opened "
-                                          f"on line {region_start}")
-            region_start = line_number
-        elif marker == END_HIDDEN:
-            if region_start is None:
-                raise ExerciseFormatError(f"{where}, line {line_number}: {END_HIDDEN} without a {BEGIN_HIDDEN}")
-            region_start = None
-        elif region_start is None:
-            output.append(line)
-    if region_start is not None:
-        raise ExerciseFormatError(f"{where}, line {region_start}: {BEGIN_HIDDEN} is never closed by {END_HIDDEN}")
-    return "\n".join(output)
+    return _replace_regions(source, BEGIN_HIDDEN, END_HIDDEN, where, lambda begin_line: [])
 
 
 def syntax_problems(nb, source_name="notebook"):

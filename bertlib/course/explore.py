@@ -32,7 +32,7 @@ import numpy as np
 ASSETS = Path(__file__).parent / "assets"
 SPECIAL_SHARE_TOKENS = ("[CLS]", "[SEP]")
 
-# The paper's pretraining recipe (§4.5 / A.2): 1M steps of 256 sequences, peak 1e-4 after 10k warmup steps,
+# The paper's pretraining recipe (appendix A.2): 1M steps of 256 sequences, peak 1e-4 after 10k warmup steps,
 # 90% of the steps at 128 tokens and the last 10% at 512.
 PAPER_RECIPE = {"peak_learning_rate": 1e-4, "warmup_steps": 10_000, "total_steps": 1_000_000, "batch_size": 256,
                 "long_fraction": 0.1, "short_length": 128, "long_length": 512}

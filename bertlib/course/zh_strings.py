@@ -39,7 +39,7 @@ STRINGS = {
     "Smaller vocabularies cut words into more pieces": "词表越小，词被切得越碎",
     "vocabulary": "词表",
     # 03
-    "paper §3.3": "论文 §3.3",
+    "paper §3.1": "论文 §3.1",
     "measured ({slots} tokens)": "实测（{slots} 个词元）",
     "share of selected tokens (%)": "占被选中词元的比例（%）",
     "What happens to the 15% selected tokens": "被选中的 15% 词元各自的去向",
@@ -123,10 +123,10 @@ STRINGS = {
         "两个独立训练的 LSTM 拼接而成；冻结的向量交给任务模型使用",
     "a left-to-right Transformer, fine-tuned end to end": "从左到右的 Transformer，端到端微调",
     "every layer attends both ways; fine-tuned end to end": "每一层都同时看两侧；端到端微调",
-    "§5.5's ablation table: the BERT_BASE row, then the LTR & No NSP row (dev F1)":
-        "§5.5 的消融表：先看 BERT_BASE 一行，再看 LTR & No NSP 一行（开发集 F1）",
-    "§5.5, the BERT_BASE row": "§5.5，BERT_BASE 一行",
-    "§5.5, the LTR & No NSP row": "§5.5，LTR & No NSP 一行",
+    "§5.1's ablation table (Table 5): the BERT_BASE row, then the LTR & No NSP row (dev F1)":
+        "§5.1 的消融表（表 5）：先看 BERT_BASE 一行，再看 LTR & No NSP 一行（开发集 F1）",
+    "§5.1, the BERT_BASE row": "§5.1，BERT_BASE 一行",
+    "§5.1, the LTR & No NSP row": "§5.1，LTR & No NSP 一行",
     # 06
     "512 x 15% selected x 80% of those become [MASK]": "512 × 15% 被选中 × 其中 80% 换成 [MASK]",
     "use the rates passed in, not the paper's": "用传进来的比例，不要写死论文的数",
@@ -182,8 +182,10 @@ STRINGS = {
     "the token at i + 1": "位置 i + 1 上的词元",
     "no target where the next position is padding": "下一个位置是填充时没有预测目标",
     "one slot per position but the last": "除最后一个位置外，每个位置一个槽",
-    "at least one is wrong; reread §3.3 and the guide's A.4.6 reconciliation": "至少有一个不对；重读 §3.3 和导读里关于 A.4.6 的对账",
-    "reread §3.3 and the guide's A.4.6 reconciliation": "重读 §3.3 和导读里关于 A.4.6 的对账",
+    "at least one is wrong; reread §3.1, appendices A.1 and C.2, and the guide's chapter 3 note on C.2":
+        "至少有一个不对；重读 §3.1、附录 A.1 和 C.2，以及导读第 3 章里关于 C.2 的对账",
+    "reread §3.1, appendices A.1 and C.2, and the guide's chapter 3 note on C.2":
+        "重读 §3.1、附录 A.1 和 C.2，以及导读第 3 章里关于 C.2 的对账",
     # 04
     "the first [SEP] belongs to segment A (0), the last one to segment B (1)": "第一个 [SEP] 属于分段 A（0），最后一个属于分段 B（1）",
     "one rng.random() draw per removed token": "每删一个词元抽一次 rng.random()",
@@ -192,11 +194,11 @@ STRINGS = {
     "1 = NotNext, as bertlib's is_random_next": "1 = NotNext，与 bertlib 的 is_random_next 一致",
     "draw the random document among the OTHER documents": "随机文档要从*其他*文档里抽",
     "is_random_next True is class 1 (NotNext)": "is_random_next 为 True 对应类别 1（NotNext）",
-    "§5.5's table: the BERT_BASE row, then the No NSP row; the scores, not only their differences":
-        "§5.5 的表：先看 BERT_BASE 一行，再看 No NSP 一行；要的是分数本身，不只是差值",
+    "§5.1's table (Table 5): the BERT_BASE row, then the No NSP row; the scores, not only their differences":
+        "§5.1 的表（表 5）：先看 BERT_BASE 一行，再看 No NSP 一行；要的是分数本身，不只是差值",
     "the task whose score drops the most without NSP": "去掉 NSP 后分数掉得最多的任务",
     "the guide's chapter 4, 'claim vs fact'": "导读第 4 章的“主张 vs 事实”",
-    "§5.5, the No NSP row": "§5.5，No NSP 一行",
+    "§5.1, the No NSP row": "§5.1，No NSP 一行",
     # 05
     "256 sequences x 512 tokens": "256 条序列 × 512 个词元",
     "90% of the steps at 128 tokens, 10% at 512": "90% 的步数用 128 个词元，10% 用 512 个",
@@ -238,16 +240,16 @@ STRINGS = {
     "the guide's 108.4M": "导读的 108.4M",
     "the exact count adds biases, LayerNorms, the pooler and 522 more vocabulary rows":
         "精确计数还要加上偏置、LayerNorm、池化层，以及多出来的 522 行词表",
-    "the '+7.0' of §5.1 is measured against OpenAI GPT; GLUE averages are in table 1":
-        "§5.1 的“+7.0”是相对 OpenAI GPT 而言的；GLUE 平均分在表 1",
+    "the '+7.0' of §4.1 is measured against OpenAI GPT; GLUE averages are in table 1":
+        "§4.1 的“+7.0”是相对 OpenAI GPT 而言的；GLUE 平均分在表 1",
     "1.28e11 tokens / 3.3e9 words": "1.28e11 个词元 / 3.3e9 个词",
-    "the '+7.0' of §5.1 is measured against OpenAI GPT": "§5.1 的“+7.0”是相对 OpenAI GPT 而言的",
+    "the '+7.0' of §4.1 is measured against OpenAI GPT": "§4.1 的“+7.0”是相对 OpenAI GPT 而言的",
     "the cost of a step is the batch times the cost of one sequence": "一步的开销 = 批大小 × 一条序列的开销",
     "per token: 24 H^2 + 4 n H; times n tokens, times 256 sequences": "每个词元：24 H^2 + 4 n H；乘以 n 个词元，再乘以 256 条序列",
     "relative to every step at 512": "相对于每一步都用 512",
     "a step at 128 has 4x fewer tokens, and each token's attention is 4x cheaper": "128 的一步词元少 4 倍，每个词元的注意力也便宜 4 倍",
     "divide by the number of real tokens, not by the sequence length": "除以真实词元的个数，而不是序列长度",
-    "see chapter 04 and the guide's §7.5": "见第 04 章和导读的 7.5 节",
-    "say where the evidence is, e.g. '§5.5: without NSP, QNLI drops 3.5 points'":
-        "说明证据在哪里，例如“§5.5：去掉 NSP 后 QNLI 掉 3.5 分”",
+    "see chapter 04 and the guide's section 7.5": "见第 04 章和导读的 7.5 节",
+    "say where the evidence is, e.g. '§5.1: without NSP, QNLI drops 3.5 points'":
+        "说明证据在哪里，例如“§5.1：去掉 NSP 后 QNLI 掉 3.5 分”",
 }
