@@ -16,6 +16,28 @@ def weight_initializer():
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
+class Dropout(keras.layers.Dropout):
+    """`keras.layers.Dropout` whose random numbers are drawn in float32, also under mixed precision.
+
+    TensorFlow's CPU kernels draw bfloat16 random numbers about 2x slower than float32 ones (bench/RESULTS.md,
+    issue 17), so a mixed-precision layer draws a float32 mask and multiplies its 16-bit input by it. In
+    float32 this is exactly Keras' layer, same random stream. `noise_shape` is not supported.
+
+    Example:
+    >>> Dropout(0.1, name="dropout")(x, training=True)
+    """
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(rate, seed=seed, **kwargs)
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0 or self.compute_dtype == "float32":
+            return super().call(inputs, training=training)
+        keep = keras.random.uniform(ops.shape(inputs), seed=self.seed_generator) >= self.rate  # float32 draw
+        return inputs * ops.cast(keep, inputs.dtype) * ops.cast(1 / (1 - self.rate), inputs.dtype)
+
+
+@keras.saving.register_keras_serializable(package="bertlib")
 class BertEmbedding(keras.layers.Layer):
     """Token + learned position + segment embeddings, then LayerNorm and dropout (§3, figure 2).
 
@@ -58,7 +80,7 @@ class BertEmbedding(keras.layers.Layer):
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="layer_norm", dtype=self.dtype_policy)
         self.layer_norm.build((*token_ids_shape, self.hidden_dim))
-        self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
         self.built = True
 
     def call(self, token_ids, segment_ids, training=None):
@@ -154,7 +176,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.output_dense = keras.layers.Dense(
             self.hidden_dim, kernel_initializer=initializer, name="output", dtype=self.dtype_policy)
         self.output_dense.build((*inputs_shape[:-1], self.hidden_dim))
-        self.dropout_layer = keras.layers.Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
         self.built = True
 
     def call(self, x, padding_mask=None, training=None, return_attention_scores=False, query_positions=None):
@@ -258,7 +280,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="output_layer_norm", dtype=self.dtype_policy)
         self.output_layer_norm.build(inputs_shape)
-        self.dropout_layer = keras.layers.Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
+        self.dropout_layer = Dropout(self.dropout, name="dropout", dtype=self.dtype_policy)
         self.built = True
 
     def call(self, x, padding_mask=None, training=None, return_attention_scores=False, query_positions=None):
