@@ -28,6 +28,9 @@ class Dropout(keras.layers.Dropout):
     """
 
     def __init__(self, rate, seed=None, **kwargs):
+        if kwargs.get("noise_shape") is not None:
+            raise ValueError(f"bertlib.layers.Dropout drops each element on its own; noise_shape="
+                             f"{kwargs['noise_shape']} is not supported (use keras.layers.Dropout).")
         super().__init__(rate, seed=seed, **kwargs)
 
     def call(self, inputs, training=False):

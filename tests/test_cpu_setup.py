@@ -141,6 +141,8 @@ def test_dropout_is_keras_dropout_in_float32():
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours(x, training=True)),
                                   keras.ops.convert_to_numpy(theirs(x, training=True)))
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours(x, training=False)), x)
+    with pytest.raises(ValueError, match="noise_shape"):
+        Dropout(0.1, noise_shape=(None, 1, 32))
 
 
 def test_dropout_under_mixed_bfloat16_draws_a_float32_mask():
