@@ -93,6 +93,27 @@ def build_pretraining_arrays(documents, tokenizer, max_seq_length=128, dupe_fact
     return {key: value[order] for key, value in arrays.items()}
 
 
+def input_options():
+    """The `tf.data.Options` of bertlib's training pipelines: on a machine with only CPUs, tf.data's autotuner
+    is off.
+
+    With the autotuner on, a tiny model's `fit` on 2 cores switched between rounds of 150 ms steps on both
+    cores and 255 ms steps on one, whatever the thread settings; with it off, every round ran at 148-163 ms
+    (bench/threads.py, bench/RESULTS.md, issue 17). A parallel map then uses every core and the prefetch
+    buffer keeps its own small adjustment. With a GPU or TPU the autotuner stays on: there the input
+    pipeline, not the host's cores, is what must keep up.
+
+    Example:
+    >>> dataset = dataset.with_options(input_options())
+    """
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    accelerators = tf.config.list_logical_devices("GPU") + tf.config.list_logical_devices("TPU")
+    options.autotune.enabled = bool(accelerators)
+    return options
+
+
 def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
     """A tf.data pipeline of fixed-shape pretraining batches with dynamic masking (§3.1, A.2).
 
@@ -160,7 +181,7 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     dataset = epochs.flat_map(epoch_batches).enumerate(first_epoch * steps_per_epoch)
     dataset = dataset.skip(start_batch - first_epoch * steps_per_epoch)  # index slices only: cheap
     dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
 
 
 def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
@@ -320,7 +341,7 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
     dataset = tf.data.Dataset.counter().flat_map(epoch_records).batch(batch_size, drop_remainder=True)
     dataset = dataset.enumerate().skip(start_batch)  # raw records only: no parsing, no masking
     dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
 
 
 MAX_MODEL_SEQ_LENGTH = 512  # the presets' learned positions (BertConfig.max_sequence_length)

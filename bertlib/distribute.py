@@ -335,7 +335,8 @@ def configure_cpu(threads=None):
     bench/RESULTS.md). A value already set in the environment wins.
 
     Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
-    course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so.
+    course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so. The other
+    half of keeping every core busy is in the input pipeline: `bertlib.data.input_options`.
 
     Args:
         threads: int or None, defaults to `usable_cpus()`.

@@ -159,3 +159,21 @@ def test_dropout_under_mixed_bfloat16_draws_a_float32_mask():
     second = keras.ops.convert_to_numpy(keras.ops.cast(layer(x, training=True), "float32")) != 0
     assert (second != kept).mean() > 0.2  # a new mask each call
     assert keras.ops.convert_to_numpy(keras.ops.cast(layer(x, training=False), "float32")).min() == 1
+
+
+def test_training_pipelines_switch_off_the_autotuner_on_cpus(on_cpu):
+    # With tf.data's autotuner on, a tiny model's fit on 2 cores alternated between both cores and one
+    # (bench/threads.py); bertlib's pipelines carry options that switch it off where there is no accelerator.
+    from bertlib import data
+    from bertlib.masking import MaskedLMMasker
+
+    assert data.input_options().autotune.enabled is False
+    rng = np.random.default_rng(0)
+    arrays = {"token_ids": rng.integers(5, 100, (8, 16)).astype("int32"),
+              "segment_ids": np.zeros((8, 16), "int32"), "padding_mask": np.ones((8, 16), "int32"),
+              "next_sentence_labels": np.zeros(8, "int32")}
+    masker = MaskedLMMasker(100, 4, [0, 1, 2, 3], max_predictions=3)
+    dataset = data.pretraining_dataset(arrays, 4, masker, seed=0)
+    assert dataset.options().autotune.enabled is False
+    batch = next(iter(dataset.map(lambda features: features)))  # options survive later transformations
+    assert batch["token_ids"].shape == (4, 16)
