@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from bertlib.course import i18n
+
 REPO = Path(__file__).resolve().parents[1]
 
 # The sections of the published paper (arXiv v2 = NAACL 2019), appendices included.
@@ -62,9 +64,8 @@ def english_cells():
 
 def chinese_cells():
     for path in sorted((REPO / "i18n" / "zh").glob("*/*.json")):
-        for cell_id, entry in json.loads(path.read_text(encoding="utf-8")).items():
-            zh = entry["zh"]
-            yield path.relative_to(REPO).as_posix(), cell_id, "".join(zh) if isinstance(zh, list) else zh
+        for cell_id, entry in i18n.read_translations(path).items():
+            yield path.relative_to(REPO).as_posix(), cell_id, entry["zh"]
 
 
 def _context(text, start, citation):
