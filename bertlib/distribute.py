@@ -7,11 +7,15 @@ replicas, so the step is the same as one device running the whole global batch (
 the per-replica mean of the masked-LM loss, see `tests/test_distribute.py`).
 
 On the JAX backend the same data parallelism is `keras.distribution.DataParallel`; `data_parallel()`
-returns it (`bertlib.training.pretrain` sets it when there is more than one device).
+returns it. On PyTorch, bertlib runs on one device.
+
+`distributed(kind)` is the one way to say where models live, on every backend: a context manager that opens
+the strategy's scope (TensorFlow) or sets `DataParallel` (JAX), and says how many replicas there are.
 
 Example:
->>> strategy = get_strategy("auto")          # TPU if present, else all GPUs, else the CPU
->>> per_replica_batch_size(256, strategy)     # 32 on 8 TPU cores
+>>> with distributed("auto") as placement:   # TPU if present, else all GPUs, else the CPU
+...     model = build_model()
+>>> per_replica_batch_size(256, placement)    # 32 on 8 TPU cores
 """
 
 import json
@@ -72,6 +76,157 @@ def get_strategy(kind="auto", tpu=None):
     # (OneDeviceStrategy wraps it in a prefetch-to-device iterator whose teardown at the end of an epoch
     # crashed the process now and then on TensorFlow 2.21 CPU: a segfault or a hang in `fit`.)
     return tf.distribute.get_strategy()
+
+
+class Placement:
+    """Where models live: what `distributed()` returns. A context manager that can be entered again and again.
+
+    Attributes:
+        name: str, "tpu", "mirrored", "multiworker" or "one-device" (TensorFlow), "jax-data-parallel" or
+            "one-device" (JAX), "torch" (PyTorch).
+        num_replicas: int, copies of the model that each take a share of every batch.
+        backend: str, the Keras backend.
+        devices: tuple of str, the kind of each device used ("CPU", "GPU", "TPU").
+        strategy: the `tf.distribute.Strategy` on TensorFlow, else None.
+        distribution: the `keras.distribution.DataParallel` on JAX with several devices, else None.
+    """
+
+    def __init__(self, name, num_replicas, backend, devices, strategy=None, distribution=None):
+        self.name, self.num_replicas, self.backend = name, num_replicas, backend
+        self.devices, self.strategy, self.distribution = tuple(devices), strategy, distribution
+        self._entered = []  # what each open `with` must undo, innermost last
+
+    @property
+    def num_replicas_in_sync(self):  # the tf.distribute spelling, so a Placement goes where a strategy went
+        return self.num_replicas
+
+    def __enter__(self):
+        if self.strategy is not None:
+            scope = self.strategy.scope()
+            scope.__enter__()
+            self._entered.append(scope)
+        elif self.distribution is not None:
+            import keras
+
+            self._entered.append(keras.distribution.distribution())
+            keras.distribution.set_distribution(self.distribution)
+        else:
+            self._entered.append(None)
+        return self
+
+    def __exit__(self, *exc_info):
+        undo = self._entered.pop()
+        if self.strategy is not None:
+            return undo.__exit__(*exc_info)
+        if self.distribution is not None:
+            import keras
+
+            keras.distribution.set_distribution(undo)
+        return False
+
+    def __repr__(self):
+        return f"Placement({self.name!r}, {self.num_replicas} replica(s), {self.backend}, devices={self.devices})"
+
+
+def distributed(kind="auto", tpu=None):
+    """Where models live, the same call on every backend: `with distributed() as placement:`.
+
+    Build (and on JAX also train) models inside the `with`; every replica holds a copy of the weights and
+    takes `global_batch / placement.num_replicas` examples of each batch.
+
+    - TensorFlow: `get_strategy(kind, tpu)` and its `scope()`; `placement.strategy` is the strategy.
+      `kind` "auto" finds a TPU (Colab's old TPU nodes, a Cloud TPU VM with `tensorflow-tpu`), else all GPUs,
+      else the CPU.
+    - JAX: `keras.distribution.DataParallel` over the devices of `kind` when there are two or more (a Colab
+      TPU v2-8 has 8; `XLA_FLAGS=--xla_force_host_platform_device_count=8` simulates 8 on a CPU), set on
+      entry and the previous distribution restored on exit; one device needs none. Kinds: "auto" (the
+      accelerators JAX sees, else the CPU), "tpu", "gpus", "mirrored-cpu" (every CPU device), "cpu" (one
+      device). JAX finds its TPU itself, so `tpu` may only be None or "local".
+    - PyTorch: one replica on the device Keras picked (a GPU when torch sees one); nothing to open. Kinds
+      "auto" and "cpu" only.
+
+    The returned `Placement` may be entered again (`with placement:` in later cells) and nested.
+
+    Args:
+        kind: str, defaults to "auto"; one of `STRATEGY_KINDS` (see `get_strategy`).
+        tpu: str or None, the TPU for kind "tpu" on TensorFlow (see `get_strategy`).
+
+    Returns:
+        a `Placement`: `.name`, `.num_replicas`, `.backend`, `.devices`, and `.strategy` (TensorFlow) or
+        `.distribution` (JAX).
+    """
+    if kind not in STRATEGY_KINDS:
+        raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        return _tensorflow_placement(get_strategy(kind, tpu))
+    if backend == "jax":
+        return _jax_placement(kind, tpu)
+    if backend == "torch":
+        return _torch_placement(kind)
+    raise RuntimeError(f"bertlib runs on the tensorflow, jax and torch backends, not {backend!r} "
+                       "(set KERAS_BACKEND before Keras is imported).")
+
+
+def _tensorflow_placement(strategy):
+    import tensorflow as tf
+
+    if is_tpu(strategy):
+        name = "tpu"
+    elif isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        name = "multiworker"
+    elif isinstance(strategy, tf.distribute.MirroredStrategy):
+        name = "mirrored"
+    else:
+        name = "one-device"
+    if name == "tpu":
+        kinds = ["TPU"] * strategy.num_replicas_in_sync
+    elif name == "one-device":  # the default strategy: the first device TensorFlow would use
+        kinds = [(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices())[0].device_type]
+    else:
+        kinds = [device.split(":")[-2].upper() for device in strategy.extended.worker_devices]  # "/...GPU:0"
+    return Placement(name, strategy.num_replicas_in_sync, "tensorflow", kinds, strategy=strategy)
+
+
+def _jax_placement(kind, tpu):
+    import jax
+    import keras
+
+    if tpu not in (None, "", "local"):
+        raise RuntimeError(f"On the JAX backend the TPU is the one JAX sees (jax.devices()); tpu={tpu!r} cannot "
+                           "name another. Use TensorFlow's TPUStrategy for a remote TPU, or run on the TPU VM.")
+    if kind == "multiworker":
+        raise RuntimeError("strategy 'multiworker' is TensorFlow's (TF_CONFIG). On JAX, start every host with "
+                           "keras.distribution.initialize() and use kind 'auto'.")
+    platform = {"tpu": "tpu", "gpus": "gpu", "mirrored-cpu": "cpu", "cpu": "cpu"}.get(kind)  # "auto": None
+    seen = sorted({device.platform for device in jax.devices()})
+    if platform in ("tpu", "gpu") and platform not in seen:
+        raise RuntimeError(f"strategy {kind!r} needs a {platform.upper()}, but JAX sees only {seen} devices "
+                           "(jax.devices()). Use 'cpu' or 'auto'.")
+    devices = keras.distribution.list_devices(platform)
+    if kind == "cpu":
+        devices = devices[:1]
+    if kind == "mirrored-cpu" and len(devices) < 2:
+        raise RuntimeError("strategy 'mirrored-cpu' needs at least 2 CPU devices, JAX has 1. Start Python with "
+                           "XLA_FLAGS=--xla_force_host_platform_device_count=2 (or more) in the environment.")
+    kinds = [device.split(":")[0].upper() for device in devices]
+    if len(devices) < 2:
+        return Placement("one-device", 1, "jax", kinds)
+    distribution = keras.distribution.DataParallel(devices=devices)
+    return Placement("jax-data-parallel", len(devices), "jax", kinds, distribution=distribution)
+
+
+def _torch_placement(kind):
+    if kind not in ("auto", "cpu"):
+        raise RuntimeError(f"strategy {kind!r} is not available on the PyTorch backend: bertlib trains on one "
+                           "device there (Keras 3 has no multi-device distribution for torch). Use 'auto' or "
+                           "'cpu', or the tensorflow or jax backend for several devices.")
+    import torch
+
+    device = "GPU" if kind == "auto" and torch.cuda.is_available() else "CPU"
+    return Placement("torch", 1, "torch", [device])
 
 
 def _detect_kind(tpu):
@@ -149,9 +304,11 @@ def split_cpu(num_devices):
 
 
 def num_replicas(strategy):
-    """Replicas of a `tf.distribute.Strategy`, of a `keras.distribution` (devices), or an int itself."""
+    """Replicas of a `Placement`, a `tf.distribute.Strategy`, a `keras.distribution` (devices), or an int."""
     if isinstance(strategy, int):
         return strategy
+    if isinstance(strategy, Placement):
+        return strategy.num_replicas
     if hasattr(strategy, "num_replicas_in_sync"):
         return strategy.num_replicas_in_sync
     return len(strategy.device_mesh.devices.flatten())
@@ -179,6 +336,9 @@ def strategy_name(strategy):
 
 
 def is_tpu(strategy):
+    """Whether a `tf.distribute.Strategy` is a TPUStrategy, or a `Placement` runs on TPUs (any backend)."""
+    if isinstance(strategy, Placement):
+        return "TPU" in strategy.devices
     return type(strategy).__name__.startswith("TPUStrategy")
 
 

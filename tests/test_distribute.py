@@ -175,3 +175,134 @@ def test_two_replicas_train_like_one_device(tmp_path):
         assert mirrored["mlm_loss"] == pytest.approx(single["mlm_loss"], rel=tolerance)
         assert mirrored["nsp_loss"] == pytest.approx(single["nsp_loss"], rel=tolerance)
     assert two[-1]["mlm_loss"] < two[0]["mlm_loss"] - 0.1  # and it trains
+
+
+# ------------------------------------------------------------------- distributed(): one call on every backend
+
+
+def test_distributed_on_one_tensorflow_device(mocked_tpu):
+    if tf.config.list_physical_devices("GPU") or tf.config.list_physical_devices("TPU"):
+        pytest.skip("this machine has an accelerator")
+    with distribute.distributed() as placement:
+        assert (placement.name, placement.num_replicas, placement.backend) == ("one-device", 1, "tensorflow")
+        assert placement.strategy is tf.distribute.get_strategy() and placement.devices == ("CPU",)
+        assert placement.distribution is None and not distribute.is_tpu(placement)
+    assert distribute.per_replica_batch_size(8, placement) == 8
+
+
+def test_distributed_opens_the_tpu_strategy_scope(mocked_tpu, monkeypatch):
+    scopes = []
+
+    class Scope:
+        def __enter__(self):
+            scopes.append("enter")
+
+        def __exit__(self, *exc):
+            scopes.append("exit")
+
+    monkeypatch.setattr(TPUStrategy, "scope", lambda self: Scope(), raising=False)
+    monkeypatch.setenv("COLAB_TPU_ADDR", "10.0.0.2:8470")
+    placement = distribute.distributed("auto")
+    assert (placement.name, placement.num_replicas, placement.devices) == ("tpu", 8, ("TPU",) * 8)
+    assert isinstance(placement.strategy, TPUStrategy) and distribute.is_tpu(placement)
+    with placement as entered:
+        assert entered is placement and scopes == ["enter"]
+        with placement:  # a later cell may open it again, even inside
+            assert scopes == ["enter", "enter"]
+    assert scopes == ["enter", "enter", "exit", "exit"]
+    assert distribute.per_replica_batch_size(256, placement) == 32
+
+
+def test_distributed_mirrors_two_cpu_replicas_in_a_fresh_process():
+    script = textwrap.dedent("""
+        import tensorflow as tf
+        from bertlib import distribute
+        distribute.split_cpu(2)
+        with distribute.distributed("mirrored-cpu") as placement:
+            inside = tf.distribute.get_strategy() is placement.strategy
+        print(placement.name, placement.num_replicas, ",".join(placement.devices), inside,
+              tf.distribute.has_strategy())
+    """)
+    assert _run_script(script, "tensorflow")[-1] == "mirrored 2 CPU,CPU True False"
+
+
+def _run_script(script, backend, devices=None):
+    environment = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
+    environment.pop("XLA_FLAGS", None)
+    if devices:
+        environment["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                               env=environment, cwd=REPO, timeout=400)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout.strip().splitlines()
+
+
+def test_distributed_on_eight_simulated_jax_devices():
+    """A TPU v2-8's shape on a CPU: DataParallel over 8 devices inside the `with`, the old setting after."""
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""
+        import keras
+        from bertlib import distribute
+        before = keras.distribution.distribution()
+        with distribute.distributed() as placement:
+            inside = keras.distribution.distribution()
+            with placement:
+                nested = keras.distribution.distribution()
+            after_nested = keras.distribution.distribution()
+            layer = keras.layers.Dense(4)
+            layer.build((None, 3))
+            mesh = dict(layer.kernel.value.sharding.mesh.shape)
+        print(placement.name, placement.num_replicas, set(placement.devices), type(inside).__name__,
+              nested is inside, after_nested is inside, before, keras.distribution.distribution(), mesh)
+        one = distribute.distributed("cpu")
+        print(one.name, one.num_replicas, one.distribution)
+        for kind, tpu in (("tpu", None), ("multiworker", None), ("auto", "my-pod")):
+            try:
+                distribute.distributed(kind, tpu)
+            except RuntimeError as error:
+                print(str(error).split(",")[0].split(".")[0])
+    """)
+    lines = _run_script(script, "jax", devices=8)
+    assert lines[-5] == ("jax-data-parallel 8 {'CPU'} DataParallel True True None None {'batch': 8}")
+    assert lines[-4] == "one-device 1 None"
+    assert lines[-3].startswith("strategy 'tpu' needs a TPU")
+    assert lines[-2] == "strategy 'multiworker' is TensorFlow's (TF_CONFIG)"
+    assert lines[-1].startswith("On the JAX backend the TPU is the one JAX sees")
+
+
+def test_distributed_on_one_jax_device_sets_no_distribution():
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""
+        import keras
+        from bertlib import distribute
+        with distribute.distributed() as placement:
+            print(placement.name, placement.num_replicas, keras.distribution.distribution())
+        try:
+            distribute.distributed("mirrored-cpu")
+        except RuntimeError as error:
+            print(error)
+    """)
+    lines = _run_script(script, "jax")
+    assert lines[-2] == "one-device 1 None"
+    assert "xla_force_host_platform_device_count" in lines[-1]
+
+
+def test_distributed_on_torch_is_one_device():
+    pytest.importorskip("torch")
+    script = textwrap.dedent("""
+        from bertlib import distribute
+        with distribute.distributed() as placement:
+            print(placement.name, placement.num_replicas, placement.strategy, placement.distribution)
+        try:
+            distribute.distributed("tpu")
+        except RuntimeError as error:
+            print(error)
+    """)
+    lines = _run_script(script, "torch")
+    assert lines[-2] == "torch 1 None None"
+    assert lines[-1].startswith("strategy 'tpu' is not available on the PyTorch backend")
+
+
+def test_distributed_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match=r"Unknown strategy 'tpus'"):
+        distribute.distributed("tpus")

@@ -39,6 +39,15 @@ def seed_everything(seed=0):
     keras.utils.set_random_seed(seed)
 
 
+def distributed(kind="auto", tpu=None):
+    """Where the chapter's models live, on every backend: `with course.distributed() as placement:`.
+
+    TensorFlow: the TPU, mirrored-GPU or one-device strategy's scope; JAX: `keras.distribution.DataParallel`
+    over all devices (a Colab TPU's 8 cores); PyTorch: one device. See `bertlib.distribute.distributed`.
+    """
+    return distribute.distributed(kind, tpu)
+
+
 def on_colab():
     return "google.colab" in sys.modules
 
