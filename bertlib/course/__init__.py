@@ -1,21 +1,20 @@
-"""The course layer, apart from the library: notebook helpers here (fast mode, seeding, Colab/TPU set-up,
-plot style), learner checks in `checks`, exercise generation in `exercises`, grading in `grading`.
-An engineer who lifts `bertlib` for its layers can leave this subpackage behind.
+"""The course layer, apart from the library: notebook helpers here (fast mode, the set-up call, where models
+live, plot style), Colab installation in `colab`, learner checks in `checks`, exercise generation in
+`exercises`, grading in `grading`. An engineer who lifts `bertlib` for its layers can leave this subpackage behind.
 
+Every chapter starts with `course.setup(seed=0)`, before it imports Keras; importing this module changes nothing.
 `BERTLIB_FAST=1` (set by `make test` and CI) shrinks every experiment so a notebook runs in a minute or two;
 learners run the full versions. A notebook reads its sizes through `course.pick(fast=..., full=...)`.
 """
 
+import logging
 import os
 import random
 import sys
+import warnings
 from pathlib import Path
 
 from bertlib import distribute
-
-# TensorFlow's C++ start-up chatter (oneDNN, CUDA probing) is noise for a reader; set before it is imported.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-distribute.configure_cpu()  # TensorFlow's thread pools sized to the cores this process may use
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
 REPOSITORY = "bertlib-course/bertlib"
@@ -29,6 +28,81 @@ def pick(fast, full):
     return fast if FAST else full
 
 
+def setup(seed=0, lang=None, threads=None):
+    """The first call of every chapter, before Keras is imported: quiet logs, CPU threads, seeds, plot style.
+
+    - TensorFlow's C++ log lines (CUDA probing on a machine without a GPU, oneDNN notices), its Python and absl
+      retracing notices and JAX's "no GPU found" line are kept out of the outputs, so a check's output is the
+      check's; so are two Keras warnings the chapters trigger on purpose (a pooler without a gradient when
+      next-sentence prediction is off, `shuffle=True` beside tf.data pipelines that shuffle themselves).
+    - TensorFlow's thread pools are sized to the cores this process may use (`distribute.configure_cpu`).
+    - Python, numpy and Keras are seeded (`seed_everything`), the plots styled (`set_plot_style`).
+    - One line says what runs: backend, versions, devices and where models live (`distributed()`).
+
+    Args:
+        seed: int, defaults to 0.
+        lang: "en", "zh" or None (the notebook's language), for the figures' titles and labels.
+        threads: int or None, CPU threads for TensorFlow (default: every core this process may use).
+
+    Returns:
+        dict, `environment_report()` with the "strategy" (placement name) and "replicas" added.
+    """
+    quiet_logs()
+    distribute.configure_cpu(threads)
+    seed_everything(seed)
+    set_plot_style(lang)
+    report = environment_report()
+    placement = distributed()
+    report.update(strategy=placement.name, replicas=placement.num_replicas)
+    versions = ", ".join(f"{name} {report[name]}" for name in ("keras", report["backend"]) if name in report)
+    print(f"bertlib course: {report['backend']} backend ({versions}), {placement.name} with "
+          f"{placement.num_replicas} replica(s) on {'/'.join(sorted(set(placement.devices)))}"
+          f"{', fast mode' if FAST else ''}", flush=True)
+    return report
+
+
+def quiet_logs():
+    """Keep TensorFlow's, absl's and JAX's log lines, and the warnings the course expects, out of the outputs.
+
+    The C++ level (TF_CPP_MIN_LOG_LEVEL=3: errors too, such as a failed CUDA probe on a CPU machine) works only
+    when set before TensorFlow is imported; a value already in the environment wins.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    for name in ("tensorflow", "absl", "jax._src.xla_bridge"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if "absl.logging" in sys.modules or _importable("absl"):
+        import absl.logging
+
+        absl.logging.set_verbosity(absl.logging.ERROR)
+    # Without NSP the pooler gets no gradient (chapter 04 shows why); Keras warns about it at every fit.
+    warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
+    warnings.filterwarnings("ignore", message="`shuffle=True` was passed")  # our tf.data pipelines shuffle
+
+
+def _importable(name):
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+_PLACEMENTS = {}
+
+
+def distributed(kind="auto", tpu=None):
+    """Where the chapter's models live, on every backend: `with course.distributed():` around building them.
+
+    TensorFlow: the TPU, mirrored-GPU or one-device strategy's scope; JAX: `keras.distribution.DataParallel`
+    over all devices (a Colab TPU's 8 cores); PyTorch: one device. See `bertlib.distribute.distributed`.
+    The placement is made once per kind and reused, so a TPU is initialized once per notebook.
+    """
+    import keras
+
+    key = (kind, tpu, keras.backend.backend())
+    if key not in _PLACEMENTS:
+        _PLACEMENTS[key] = distribute.distributed(kind, tpu)
+    return _PLACEMENTS[key]
+
+
 def seed_everything(seed=0):
     """Seed Python, numpy and Keras (which seeds the backend), so checked numbers repeat run after run."""
     import keras
@@ -37,15 +111,6 @@ def seed_everything(seed=0):
     random.seed(seed)
     np.random.seed(seed)
     keras.utils.set_random_seed(seed)
-
-
-def distributed(kind="auto", tpu=None):
-    """Where the chapter's models live, on every backend: `with course.distributed() as placement:`.
-
-    TensorFlow: the TPU, mirrored-GPU or one-device strategy's scope; JAX: `keras.distribution.DataParallel`
-    over all devices (a Colab TPU's 8 cores); PyTorch: one device. See `bertlib.distribute.distributed`.
-    """
-    return distribute.distributed(kind, tpu)
 
 
 def on_colab():
@@ -57,23 +122,29 @@ def colab_url(notebook_path):
 
 
 def environment_report():
-    """Backend, versions and devices, including a TPU when the runtime has one."""
+    """Backend, versions and the devices of the backend that runs, including a TPU when the runtime has one."""
     import keras
 
-    report = {"python": sys.version.split()[0], "keras": keras.__version__, "backend": keras.backend.backend(),
+    backend = keras.backend.backend()
+    report = {"python": sys.version.split()[0], "keras": keras.__version__, "backend": backend,
               "colab": on_colab(), "fast_mode": FAST}
-    try:
-        import tensorflow as tf
-
-        report["tensorflow"] = tf.__version__
-        report["devices"] = [device.device_type for device in tf.config.list_logical_devices()]
-    except ImportError:
-        report["devices"] = []
-    if keras.backend.backend() == "jax":
+    if backend == "jax":
         import jax
 
         report["jax"] = jax.__version__
         report["devices"] = [device.platform.upper() for device in jax.devices()]
+    elif backend == "torch":
+        import torch
+
+        report["torch"] = torch.__version__
+        report["devices"] = ["GPU"] * torch.cuda.device_count() or ["CPU"]
+    if _importable("tensorflow"):  # the input pipeline (tf.data) on every backend
+        import tensorflow as tf
+
+        report["tensorflow"] = tf.__version__
+        if backend == "tensorflow":
+            report["devices"] = [device.device_type for device in tf.config.list_logical_devices()]
+    report.setdefault("devices", [])
     report["tpu"] = "TPU" in report["devices"] or bool(os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME"))
     return report
 

@@ -1,0 +1,67 @@
+"""The course's set-up: importing `bertlib.course` changes nothing; `course.setup()` is the one call that does."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SET_BY_SETUP = ("TF_CPP_MIN_LOG_LEVEL", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+
+
+def _run(script, backend="tensorflow"):
+    environment = {key: value for key, value in os.environ.items() if key not in SET_BY_SETUP}
+    environment.update(KERAS_BACKEND=backend, PYTHONPATH=str(REPO))
+    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                               env=environment, cwd=REPO, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed
+
+
+def test_importing_the_course_changes_no_global_state():
+    script = """
+        import json, logging, os, sys, warnings
+        before = (dict(os.environ), logging.getLogger("tensorflow").level, list(warnings.filters))
+        from bertlib import course
+        import bertlib.course.colab
+        after = (dict(os.environ), logging.getLogger("tensorflow").level, list(warnings.filters))
+        print(json.dumps({"same": before == after, "keras": "keras" in sys.modules,
+                          "tensorflow": "tensorflow" in sys.modules}))
+    """
+    assert json.loads(_run(script).stdout.splitlines()[-1]) == {"same": True, "keras": False, "tensorflow": False}
+
+
+def test_setup_quiets_seeds_sizes_threads_and_says_what_runs():
+    script = f"""
+        import json, logging, os, random, warnings
+        from bertlib import course, distribute
+        report = course.setup(seed=3)
+        first = random.random()
+        course.setup(seed=3)
+        print(json.dumps({{"report": report, "repeat": first == random.random(),
+                          "env": {{name: os.environ.get(name) for name in {SET_BY_SETUP!r}}},
+                          "usable": distribute.usable_cpus(),
+                          "tf_logger": logging.getLogger("tensorflow").level,
+                          "ignored": sorted(str(f[1].pattern) for f in warnings.filters
+                                            if f[0] == "ignore" and f[1] is not None)}}))
+    """
+    completed = _run(script)
+    result = json.loads(completed.stdout.splitlines()[-1])
+    assert completed.stdout.splitlines()[0].startswith("bertlib course: tensorflow backend (keras 3.")
+    assert "one-device with 1 replica(s) on CPU" in completed.stdout.splitlines()[0]
+    assert result["report"]["backend"] == "tensorflow" and result["report"]["replicas"] == 1
+    assert result["repeat"]  # seeded
+    assert result["env"]["TF_CPP_MIN_LOG_LEVEL"] == "3"
+    # set before TensorFlow started, so its pools are made with them (tests/test_cpu_setup.py)
+    assert result["env"]["TF_NUM_INTRAOP_THREADS"] == result["env"]["TF_NUM_INTEROP_THREADS"] == str(result["usable"])
+    assert result["tf_logger"] == 40  # logging.ERROR
+    assert "Gradients do not exist for variables" in result["ignored"]
+    assert "CUDA" not in completed.stderr  # TensorFlow's failed CUDA probe stays out of the outputs
+
+
+def test_setup_on_jax_and_torch_reports_that_backend():
+    for backend, name in (("jax", "one-device"), ("torch", "torch")):
+        line = _run("from bertlib import course\ncourse.setup()", backend).stdout.splitlines()[0]
+        assert line.startswith(f"bertlib course: {backend} backend (keras 3.") and f"{name} with 1 replica(s)" in line
