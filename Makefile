@@ -13,8 +13,9 @@ export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
 # Debian packages installed where apt-get and root (or password-less sudo) are at hand, skipped when present:
-# a CJK font for the Chinese edition's figures (without it they stay English). Add packages here, one apt step.
-APT_PACKAGES ?= fonts-noto-cjk
+# a CJK font for the Chinese edition's figures (without it they stay English), and bubblewrap, the sandbox
+# `bertlib grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
+APT_PACKAGES ?= fonts-noto-cjk bubblewrap
 
 .PHONY: lab test test-mirror unit notebooks full solutions exercises bench lint clean book browser
 # The book (make book) and its browser tests need, besides PyPI's packages, MathJax 3 from the npm registry

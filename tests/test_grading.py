@@ -132,7 +132,7 @@ def test_an_endless_loop_ends_as_timeout_within_the_limit(course):
     assert statuses["3.2"] == "timeout" and statuses["3.3"] == "timeout", rows
     assert statuses["3.1"] in ("passed", "timeout")  # passed unless a busy machine took 15 s to get there
     assert all(f"{timeout} s limit" in row["message"] for row in rows if row["status"] == "timeout")
-    assert read_csv(course / "loop.csv") == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert read_csv(course / "loop.csv") == [{key: str(value) for key, value in row.row().items()} for row in rows]
     assert not psutil.Process().children(recursive=True), "the kernel and pytest must have been killed"
 
 
@@ -140,17 +140,18 @@ def test_reports_are_written_even_when_the_grader_itself_fails(course, monkeypat
     def broken_run(*args, **kwargs):
         raise RuntimeError("simulated grader bug")
 
-    monkeypatch.setattr(grading, "run_cells", broken_run)
+    monkeypatch.setattr(grading.grader, "run_cells", broken_run)
     out = course / "broken.csv"
     missing = course / "submissions" / "nobody" / TOY_NAME
     unknown = course / "99_unknown.ipynb"
     unknown.write_text(json.dumps({"cells": []}))
     rows = grading.grade([course / "solutions" / TOY_NAME, missing, unknown], out,
                          solutions_dir=course / "solutions", timeout=5)
-    assert read_csv(out) == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert read_csv(out) == [{key: str(value) for key, value in row.row().items()} for row in rows]
     assert [(row["exercise"], row["status"]) for row in rows] == [
         ("-", "error"), ("3.1", "error"), ("3.2", "error"), ("3.3", "error"), ("-", "error")]
     assert rows[0]["message"] == "internal grader error: RuntimeError: simulated grader bug"
+    assert rows[0].outcome.grader_fault and not any(row.outcome.grader_fault for row in rows[1:])
     assert all(row["message"] == f"no such file: {missing}" for row in rows[1:4])
     assert "no solution notebook" in rows[4]["message"]
     assert out.with_suffix(".md").exists()
@@ -160,36 +161,69 @@ def test_the_grader_runs_the_instructors_checks_never_the_submitted_ones(course)
     solution = exercises.read_notebook(course / "solutions" / TOY_NAME)
     submitted = exercises.read_notebook(course / "exercises" / TOY_NAME)
     replace_cell_source(submitted, "3.2", "check", 'check_close("mean_of_squares"', 'assert True  # check_close("x"')
-    cells, numbers, names = grading.grading_cells(submitted, solution)
-    sources = [cell["source"] for cell in cells]
-    assert not any("assert True" in source for source in sources)
+    plan = grading.grading_cells(submitted, solution)
+    assert not any("assert True" in step.source for step in plan.steps)
     for exercise_id, entry in exercises.exercise_cells(solution).items():
         (check_index,) = entry["check"]
-        (number,) = [number for number in numbers[exercise_id] if cells[number]["kind"] == "check"]
-        assert cells[number]["source"] == solution.cells[check_index].source
-        assert cells[number - 1]["source"] == submitted.cells[entry["solution"][0]].source, "right after its solution"
-        assert names[number] == f"the check of exercise {exercise_id}"
+        (number,) = [number for number in plan.exercise_steps[exercise_id] if plan.steps[number].kind == "check"]
+        assert plan.steps[number].source == solution.cells[check_index].source
+        assert plan.steps[number].solution_index == check_index
+        assert plan.steps[number - 1].source == submitted.cells[entry["solution"][0]].source, "right after its solution"
+        assert plan.steps[number].name == f"the check of exercise {exercise_id}"
 
 
-@pytest.mark.parametrize("results, ending, expected", [
-    ({0: ("passed", None), 1: ("passed", None)}, {}, ("passed", "exercise 3.1 passed")),
-    ({0: ("passed", None), 1: ("failed", "CheckFailed")}, {}, ("failed", "boom")),
-    ({0: ("failed", "NotImplementedError"), 1: ("failed", "NameError")}, {}, ("failed", "not attempted: boom")),
-    ({0: ("failed", "ZeroDivisionError")}, {}, ("error", "ZeroDivisionError: boom (cell 4)")),
-    ({0: ("skipped", None)}, {}, ("not-run", "cell 4 was skipped")),
-    ({0: ("passed", None)}, {"timed_out": True}, ("timeout", "cell 5 was still running after the 9 s limit")),
-    ({}, {"timed_out": True, "started": [5]}, ("timeout", "not reached: the notebook hit its 9 s limit in cell 9")),
-    ({0: ("passed", None)}, {"kernel_died": True}, ("error", "the kernel died while running cell 5")),
-    ({}, {"kernel_died": True, "started": [5]}, ("not-run", "not run: the kernel died earlier, in cell 9")),
+def test_the_checker_runs_the_solutions_own_code_and_reads_only_the_region_names_from_the_kernel(course):
+    """The context is the solution notebook's: its ordinary cells whole, its solution cells without the regions."""
+    solution = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    context = {cell.index: cell for cell in grading.grading_cells(solution, solution).context}
+    found = exercises.exercise_cells(solution)
+    padding = context[found["3.3"]["solution"][0]]
+    assert padding.given and padding.learner_names == ("padding_mask", "longest")
+    assert padding.code == "token_ids = np.array([[5, 6, 0, 0], [7, 0, 0, 0]])\nlengths = padding_mask.sum(axis=1)"
+    assert context[found["3.1"]["solution"][0]].learner_names == ("softmax",)
+    assert context[found["3.1"]["solution"][0]].code == ""
+    assert context[1].code.startswith("import numpy as np") and not context[1].given
+    assert all(index not in context for entry in found.values() for index in entry["check"])
+
+
+@pytest.mark.parametrize("outcomes, ending, expected", [
+    ({0: "passed", 1: "passed"}, {}, ("passed", "exercise 3.1 passed")),
+    ({0: "passed", 1: ("failed", "boom")}, {}, ("failed", "boom")),
+    ({0: ("failed", "not attempted: boom"), 1: ("error", "NameError")}, {}, ("failed", "not attempted: boom")),
+    ({0: ("error", "ZeroDivisionError: boom (cell 4)")}, {}, ("error", "ZeroDivisionError: boom (cell 4)")),
+    ({0: "passed"}, {"ending": grading.Ending.TIMED_OUT}, ("timeout", "cell 5 was still running after the 9 s limit")),
+    ({}, {"ending": grading.Ending.TIMED_OUT, "started": [5]},
+     ("timeout", "not reached: the notebook hit its 9 s limit in cell 9")),
+    ({0: "passed"}, {"ending": grading.Ending.KERNEL_DIED}, ("error", "the kernel died while running cell 5")),
+    ({}, {"ending": grading.Ending.KERNEL_DIED, "started": [5]},
+     ("not-run", "not run: the kernel died earlier, in cell 9")),
+    ({0: "passed"}, {"ending": grading.Ending.LIMIT, "detail": "it used more than 4 GB of memory"},
+     ("error", "stopped while running cell 5: it used more than 4 GB of memory")),
+    ({}, {"ending": grading.Ending.LIMIT, "started": [5], "detail": "it printed or sent more than 64 MB"},
+     ("not-run", "not run: the notebook was stopped earlier, in cell 9: it printed or sent more than 64 MB")),
+    ({}, {"ending": grading.Ending.GRADER_FAULT, "detail": "the runner exited with code 1"},
+     ("error", "the grader could not run the notebook: the runner exited with code 1")),
 ])
-def test_exercise_status_follows_the_documented_rules(results, ending, expected):
+def test_exercise_status_follows_the_documented_rules(outcomes, ending, expected):
+    def outcome(value):
+        status, message = (value, "") if isinstance(value, str) else value
+        return grading.Outcome(grading.Status(status), message)
+
     run = grading.NotebookRun(
-        results={number: {"outcome": outcome, "ename": name, "evalue": "boom" if name else None}
-                 for number, (outcome, name) in results.items()},
-        started=ending.get("started", list(results) + [1]), timed_out=ending.get("timed_out", False),
-        kernel_died=ending.get("kernel_died", False), cell_names={0: "cell 4", 1: "cell 5", 5: "cell 9"})
-    status, message = grading._exercise_outcome("3.1", [0, 1], run, timeout=9)
-    assert status == expected[0] and message.startswith(expected[1]), (status, message)
+        outcomes={number: outcome(value) for number, value in outcomes.items()},
+        started=ending.get("started", list(outcomes) + [1]), ending=ending.get("ending", grading.Ending.FINISHED),
+        detail=ending.get("detail", ""), step_names={0: "cell 4", 1: "cell 5", 5: "cell 9"})
+    result = grading.exercise_outcome("3.1", [0, 1], run, timeout=9)
+    assert result.status.value == expected[0] and result.message.startswith(expected[1]), result
+    assert result.grader_fault == (ending.get("ending") is grading.Ending.GRADER_FAULT)
+    assert set(grading.STATUSES) == {status.value for status in grading.Status}
+
+
+def test_a_runner_report_that_is_not_what_the_runner_writes_is_a_grader_fault_never_a_pass():
+    assert grading.NotebookRun.from_json({"outcomes": {"0": {"status": "passed"}}}).ending is grading.Ending.GRADER_FAULT
+    forged = grading.NotebookRun.from_json({"outcomes": {"0": {"status": "passed!"}}, "started": [0],
+                                            "ending": "finished"})
+    assert forged.outcomes[0].status is grading.Status.ERROR and forged.outcomes[0].grader_fault
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -291,16 +325,15 @@ def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path
     """Old grader: the double-forked `setsid` child survived the run, and the killed kernel left its connection file
     (which holds the kernel's key) in the Jupyter runtime folder."""
     marker = f"bertlib-orphan-{time.time_ns()}"
-    started = tmp_path / "orphan-started"
-    runtime, scratch = tmp_path / "runtime", tmp_path / "scratch"
-    runtime.mkdir()
+    scratch = tmp_path / "scratch"
     scratch.mkdir()
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("TMPDIR", str(scratch))
+    folders = {Path(folder) for folder in (scratch, "/tmp")}
+    before = {path for folder in folders for path in folder.glob("bertlib-grade-*")}
     nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
-    nb.cells.insert(2, nbformat.v4.new_code_cell(ORPHAN.format(started=str(started), marker=marker)))
+    nb.cells.insert(2, nbformat.v4.new_code_cell(ORPHAN.format(started="orphan-started", marker=marker)))
     replace_cell_source(nb, "3.3", "solution", "longest = int(lengths.max())",
-                        "while True:\n    pass")
+                        "assert open('orphan-started').read() == 'started'\nwhile True:\n    pass")
     path = submission(course, "orphan", nb)
 
     def survivors():
@@ -308,12 +341,11 @@ def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path
 
     try:
         rows = grading.grade([path], tmp_path / "orphan.csv", solutions_dir=course / "solutions", timeout=20)
-        assert started.exists(), "the orphan never started: the test proves nothing"
         time.sleep(1)
         assert not survivors(), "a double-forked setsid child outlived the run"
-        assert not list(runtime.iterdir()), f"kernel files left behind: {list(runtime.iterdir())}"
-        assert not list(scratch.iterdir()), f"temporary files left behind: {list(scratch.iterdir())}"
-        assert [row["status"] for row in rows] == ["passed", "passed", "timeout"], rows
+        left = {path for folder in folders for path in folder.glob("bertlib-grade-*")} - before
+        assert not left, f"sandbox folders (with the kernel's connection file) left behind: {left}"
+        assert [row["status"] for row in rows] == ["passed", "passed", "timeout"], [row.row() for row in rows]
     finally:
         for process in survivors():
             process.kill()
@@ -344,20 +376,21 @@ def test_bad_paths_stop_before_any_work_with_a_clear_error(course, tmp_path, cap
 
 def test_reports_that_cannot_be_written_at_the_end_go_elsewhere_and_say_where(course, tmp_path, monkeypatch, capsys):
     """Old grader: an --out that became unwritable during the run lost every grade (an OSError at the end)."""
-    monkeypatch.setattr(grading, "run_cells", lambda *args, **kwargs: grading.NotebookRun(kernel_died=True))
-    real_write = grading._write_reports
+    monkeypatch.setattr(grading.grader, "run_cells",
+                        lambda *args, **kwargs: grading.NotebookRun(ending=grading.Ending.KERNEL_DIED))
+    real_write = grading.report._write_reports
     out = tmp_path / "grades.csv"
 
-    def failing_write(rows, details, path):
+    def failing_write(rows, path):
         if Path(path) == out:
             raise PermissionError(13, "Permission denied")
-        return real_write(rows, details, path)
+        return real_write(rows, path)
 
-    monkeypatch.setattr(grading, "_write_reports", failing_write)
+    monkeypatch.setattr(grading.report, "_write_reports", failing_write)
     rows = grading.grade([course / "solutions" / TOY_NAME], out, solutions_dir=course / "solutions", timeout=5)
     assert not out.exists() and rows.fallback and rows.written
     assert rows.written[0].name == "grades.csv" and rows.written[0].parent != tmp_path
-    assert read_csv(rows.written[0]) == [{key: str(value) for key, value in row.items()} for row in rows]
+    assert read_csv(rows.written[0]) == [{key: str(value) for key, value in row.row().items()} for row in rows]
     assert str(rows.written[0].parent) in capsys.readouterr().err
 
 

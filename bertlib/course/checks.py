@@ -297,4 +297,18 @@ def _describe_arguments(args, kwargs):
     return ", ".join(parts)
 
 
-from bertlib.course.locate import check_same_activations, first_divergence  # noqa: E402, F401
+_LOCATOR_HELPERS = ("check_same_activations", "first_divergence")
+
+
+def __getattr__(name):
+    """`check_same_activations` and `first_divergence` live in `bertlib.course.locate`, imported when first asked for
+    (so this module needs nothing else at import time)."""
+    if name in _LOCATOR_HELPERS:
+        from bertlib.course import locate
+
+        return getattr(locate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_LOCATOR_HELPERS])

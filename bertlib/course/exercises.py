@@ -65,6 +65,9 @@ def exercise_cells(nb, source_name="notebook"):
         if info is None:
             continue
         where = f"{source_name}, cell {index}"
+        if not isinstance(info, dict):
+            raise ExerciseFormatError(f"{where}: metadata bertlib must be an object like {{\"exercise\": \"3.2\", "
+                                      f"\"role\": \"solution\"}}, got {info!r:.60}")
         if cell.cell_type != "code":
             raise ExerciseFormatError(f"{where}: `bertlib` exercise metadata belongs on code cells, "
                                       f"not {cell.cell_type} cells")
@@ -177,9 +180,8 @@ def syntax_problems(nb, source_name="notebook"):
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.split("\n"))
         try:
-            ast.parse(source)
+            ast.parse(runnable_code(cell.source))
         except SyntaxError as error:
             problems.append(f"{source_name}, cell {index}: not valid Python: {error.msg} (line {error.lineno}): "
                             f"{(error.text or '').strip()}")
@@ -453,7 +455,8 @@ class MutationReport:
                 f"({by_check} by a failed check, {len(self.rejections) - by_check} by an error the answer raised)")
 
 
-def _code(source):
+def runnable_code(source):
+    """A cell's source as plain Python: IPython's `%` and `!` lines blanked (line numbers kept)."""
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
 
 
@@ -461,7 +464,7 @@ def _run_quietly(source, namespace, name):
     """Runs `source` in `namespace`; returns None, or the exception it raised. Output is swallowed."""
     with contextlib.redirect_stdout(io.StringIO()):
         try:
-            exec(compile(_code(source), name, "exec"), namespace)  # noqa: S102 (instructor's own notebooks)
+            exec(compile(runnable_code(source), name, "exec"), namespace)  # noqa: S102 (instructor's own notebooks)
         except Exception as error:  # noqa: BLE001 (any exception of a check rejects the answer)
             return error
     return None
