@@ -64,6 +64,11 @@ def test_numbers_are_read_with_their_value_and_kind(text, expected):
     assert [(number.text, number.value, number.kind) for number in prose.parse_numbers(text)] == expected
 
 
+def test_quantities_leave_out_citations_labels_and_small_counts():
+    numbers = prose.quantities("§5.1 (Table 5): QNLI drops 3.5 points over 2 layers in chapter 04, seed 1, 2019.")
+    assert [number.text for number in numbers] == ["3.5"]
+
+
 def test_the_stated_rounding_is_the_last_written_digit():
     texts = ("12%", "10.0", "about 3,900", "3,900")
     twelve, ten, hedged, exact = (prose.parse_numbers(text)[0] for text in texts)

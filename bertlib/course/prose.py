@@ -42,8 +42,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Number", "Finding", "parse_numbers", "prose_units", "check_notebook", "check_notebooks",
-           "format_findings"]
+__all__ = ["Number", "Finding", "parse_numbers", "quantities", "arithmetic", "prose_units", "check_notebook",
+           "check_notebooks", "format_findings"]
 
 # ---------------------------------------------------------------------------------------------------------
 # Numbers
@@ -225,8 +225,9 @@ def prose_units(source, first_section=0):
     return units, section
 
 
-def _quantities(text):
-    """The numbers of a unit that are quantities (rule 6 removes labels, years, small counts and names)."""
+def quantities(text):
+    """The numbers of a sentence that are quantities: rule 6 removes citations, labels, years, small counts and
+    names. `quantities("§5.1: QNLI drops 3.5 points (chapter 04)")` -> [3.5]."""
     masked = CITATION_TOKEN.sub(lambda m: " " * len(m[0]), text)
     masked = SLASH_GROUP.sub(lambda m: " " * len(m[0]), masked)
     masked = re.sub(r"\((?:\d{1,2}|[a-z])\)", "   ", masked)
@@ -492,9 +493,9 @@ def check_notebook(path, declared_from=None, _cache=None):
                         other_facts = facts_of(other)
                         printed += [value for values in other_facts.outputs.values() for value in values]
             declared_printed, cited_printed = (
-                [Printed(number.value, _kind(number), number.text, index) for number in numbers]
-                for numbers in (declared, cited_before))
-            derived, quantities = set(), _quantities(unit.text)
+                [Printed(number.value, _kind(number), number.text, index) for number in group]
+                for group in (declared, cited_before))
+            derived, numbers = set(), quantities(unit.text)
             for result, holds in arithmetic(CITATION_TOKEN.sub(lambda m: " " * len(m[0]), unit.text)):
                 if holds:
                     derived.add(result.value)
@@ -503,9 +504,9 @@ def check_notebook(path, declared_from=None, _cache=None):
                                             result.text, unit.text))
                     derived.add(result.value)
             if unit.cited or unit.row_cited:
-                cited_before += quantities
+                cited_before += numbers
                 continue
-            for number in quantities:
+            for number in numbers:
                 hedged = HEDGE.search(unit.text[max(0, number.start - 25):number.start])
                 # Settings and citations are quoted exactly: "about 10 passes" is a result, which neither the
                 # code's 10s nor a cited 10% back.
