@@ -1,9 +1,8 @@
 """Read and write Hugging Face BERT checkpoints (`config.json` + `model.safetensors`) with numpy only.
 
-No PyTorch is needed: safetensors stores plain arrays. A PyTorch `Linear` keeps its weight as
-(out_features, in_features), a Keras `Dense` as (in, out), so every dense kernel is transposed on the way.
-Our attention layer keeps query, key and value in one (H, 3H) kernel; the checkpoint keeps three (H, H)
-matrices, concatenated here in the order query, key, value.
+No PyTorch is needed: safetensors stores plain arrays. `weight_map(layer)` is the one mapping between bertlib's
+variables and Hugging Face's names and layouts; loading, saving and `hf_weights` (the arrays the numpy reference
+`bertlib.course.reference` reads) all go through it.
 """
 
 import json
@@ -54,38 +53,103 @@ def _read_config(path):
     return BertConfig(**fields, activation=activation)
 
 
-def _weight_names(backbone):
-    """Pairs (keras variable, list of checkpoint names); several names are concatenated on the last axis."""
-    pairs = []
-    embedding = backbone.embedding
-    pairs.append((embedding.token_embedding.embeddings, ["embeddings.word_embeddings.weight"]))
-    pairs.append((embedding.position_embedding, ["embeddings.position_embeddings.weight"]))
-    pairs.append((embedding.segment_embedding.embeddings, ["embeddings.token_type_embeddings.weight"]))
-    pairs.append((embedding.layer_norm.gamma, ["embeddings.LayerNorm.weight"]))
-    pairs.append((embedding.layer_norm.beta, ["embeddings.LayerNorm.bias"]))
-    for index, block in enumerate(backbone.encoder_blocks):
-        prefix = f"encoder.layer.{index}"
-        qkv = block.self_attention.query_key_value
-        pairs.append((qkv.kernel, [f"{prefix}.attention.self.{name}.weight" for name in ("query", "key", "value")]))
-        pairs.append((qkv.bias, [f"{prefix}.attention.self.{name}.bias" for name in ("query", "key", "value")]))
-        layers = [(block.self_attention.output_dense, f"{prefix}.attention.output.dense"),
-                  (block.intermediate_dense, f"{prefix}.intermediate.dense"),
-                  (block.output_dense, f"{prefix}.output.dense")]
-        for layer, name in layers:
-            pairs.append((layer.kernel, [f"{name}.weight"]))
-            pairs.append((layer.bias, [f"{name}.bias"]))
-        for layer_norm, name in [(block.attention_layer_norm, f"{prefix}.attention.output.LayerNorm"),
-                                 (block.output_layer_norm, f"{prefix}.output.LayerNorm")]:
-            pairs.append((layer_norm.gamma, [f"{name}.weight"]))
-            pairs.append((layer_norm.beta, [f"{name}.bias"]))
-    pairs.append((backbone.pooler.kernel, ["pooler.dense.weight"]))
-    pairs.append((backbone.pooler.bias, ["pooler.dense.bias"]))
-    return pairs
+# The one mapping between bertlib's layers and Hugging Face's weight names. Each bertlib layer corresponds to a
+# module of Hugging Face's BERT and takes the names that module's own state dict gives them:
+#
+#   bertlib                  Hugging Face module                  names, e.g.
+#   BertEmbedding            BertEmbeddings                       word_embeddings.weight, LayerNorm.bias
+#   MultiHeadSelfAttention   BertAttention, without its LayerNorm  self.query.weight, output.dense.bias
+#   TransformerEncoderBlock  BertLayer                            attention.self.key.bias, intermediate.dense.weight
+#   BertBackbone             BertModel                            encoder.layer.3.output.LayerNorm.weight
+#   MaskedLMHead             BertLMPredictionHead                 transform.dense.weight, decoder.weight, bias
+#   NextSentenceHead         BertOnlyNSPHead                      seq_relationship.weight
+#   BertPretrainer           BertForPreTraining                   bert.embeddings..., cls.predictions.bias
+#
+# Arrays are in the checkpoint's layout: a PyTorch `Linear` keeps its weight as (out_features, in_features), a
+# Keras `Dense` its kernel as (in, out), so kernels are transposed; our fused (H, 3H) query/key/value kernel is
+# three (H, H) weights, concatenated in the order query, key, value. `bertlib.course.reference` computes the
+# forward pass on exactly these arrays.
+_QUERY_KEY_VALUE = ("query", "key", "value")
 
 
-def _to_keras(name, array):
-    """Transpose dense kernels; embeddings stay (rows, hidden), and `.T` leaves 1-D LayerNorm weights alone."""
-    return array if name.startswith("embeddings.") else array.T
+def _dense(layer, name):
+    return [(layer.kernel, [f"{name}.weight"], True), (layer.bias, [f"{name}.bias"], False)]
+
+
+def _layer_norm(layer, name):
+    return [(layer.gamma, [f"{name}.weight"], False), (layer.beta, [f"{name}.bias"], False)]
+
+
+def _prefixed(prefix, entries):
+    return [(variable, [prefix + name for name in names], transposed) for variable, names, transposed in entries]
+
+
+def weight_map(layer):
+    """`(variable, names, transposed)` for every weight of a bertlib layer, in Hugging Face's names (see above).
+
+    `names` holds one name, or three for the fused query/key/value kernel and bias (split on the last axis);
+    `transposed` says that the checkpoint stores the variable transposed. A tied decoder (`decoder.weight`) is the
+    token embedding's own variable.
+
+    Example:
+    >>> [names for _, names, _ in weight_map(block)][:2]
+    [['attention.self.query.weight', 'attention.self.key.weight', 'attention.self.value.weight'], [...bias]]
+    """
+    from bertlib.layers import BertEmbedding, MultiHeadSelfAttention, TransformerEncoderBlock
+    from bertlib.model import BertBackbone, BertPretrainer, MaskedLMHead, NextSentenceHead
+
+    if not layer.built:
+        raise ValueError(f"{type(layer).__name__} {layer.name!r} is not built yet: call it once first.")
+    if isinstance(layer, BertEmbedding):
+        return [(layer.token_embedding.embeddings, ["word_embeddings.weight"], False),
+                (layer.position_embedding, ["position_embeddings.weight"], False),
+                (layer.segment_embedding.embeddings, ["token_type_embeddings.weight"], False),
+                *_layer_norm(layer.layer_norm, "LayerNorm")]
+    if isinstance(layer, MultiHeadSelfAttention):
+        fused = layer.query_key_value
+        return [(fused.kernel, [f"self.{name}.weight" for name in _QUERY_KEY_VALUE], True),
+                (fused.bias, [f"self.{name}.bias" for name in _QUERY_KEY_VALUE], False),
+                *_dense(layer.output_dense, "output.dense")]
+    if isinstance(layer, TransformerEncoderBlock):
+        return [*_prefixed("attention.", weight_map(layer.self_attention)),
+                *_layer_norm(layer.attention_layer_norm, "attention.output.LayerNorm"),
+                *_dense(layer.intermediate_dense, "intermediate.dense"),
+                *_dense(layer.output_dense, "output.dense"),
+                *_layer_norm(layer.output_layer_norm, "output.LayerNorm")]
+    if isinstance(layer, BertBackbone):
+        entries = _prefixed("embeddings.", weight_map(layer.embedding))
+        for index, block in enumerate(layer.encoder_blocks):
+            entries += _prefixed(f"encoder.layer.{index}.", weight_map(block))
+        return entries + _dense(layer.pooler, "pooler.dense")
+    if isinstance(layer, MaskedLMHead):
+        return [*_dense(layer.transform, "transform.dense"), *_layer_norm(layer.layer_norm, "transform.LayerNorm"),
+                (layer.token_embedding.embeddings, ["decoder.weight"], False),
+                (layer.output_bias, ["bias"], False)]
+    if isinstance(layer, NextSentenceHead):
+        return _dense(layer.classifier, "seq_relationship")
+    if isinstance(layer, BertPretrainer):
+        entries = _prefixed("bert.", weight_map(layer.backbone)) + _prefixed("cls.predictions.",
+                                                                              weight_map(layer.mlm_head))
+        return entries + (_prefixed("cls.", weight_map(layer.nsp_head)) if layer.nsp_head is not None else [])
+    raise TypeError(f"weight_map takes a bertlib layer or model; got {type(layer).__name__}.")
+
+
+def hf_weights(layer, dtype="float64"):
+    """{Hugging Face name: numpy array in the checkpoint's layout} for a bertlib layer (see `weight_map`).
+
+    The arrays `bertlib.course.reference` reads, and what `save_hf_checkpoint` writes (in float32).
+
+    Example:
+    >>> weights = hf_weights(backbone)
+    >>> weights["encoder.layer.0.attention.self.query.weight"].shape  # (out, in), as in model.safetensors
+    (384, 384)
+    """
+    arrays = {}
+    for variable, names, transposed in weight_map(layer):
+        value = np.asarray(variable.numpy(), dtype=dtype)
+        for name, part in zip(names, np.split(value, len(names), axis=-1)):
+            arrays[name] = np.ascontiguousarray(part.T if transposed else part)
+    return arrays
 
 
 def _canonical(tensors):
@@ -131,11 +195,11 @@ def load_hf_checkpoint(path, dtype=None, attention="explicit"):
                          f"holds the layers {sorted(stored_layers)}; a layer would be dropped or left random. "
                          "Fix num_hidden_layers in config.json.")
     backbone = BertBackbone(config, dtype=dtype)
-    for variable, names in _weight_names(backbone):
+    for variable, names, transposed in weight_map(backbone):
         missing = [name for name in names if name not in tensors]
         if missing:
             raise ValueError(f"{weights_file} lacks the weight {missing[0]!r}; is this a BERT checkpoint?")
-        value = np.concatenate([_to_keras(name, tensors[name]) for name in names], axis=-1)
+        value = np.concatenate([tensors[name].T if transposed else tensors[name] for name in names], axis=-1)
         if tuple(value.shape) != tuple(variable.shape):
             raise ValueError(f"{weights_file}: weight {names[0]!r} has shape {tuple(value.shape)} after "
                              f"conversion, but the model built from config.json expects {tuple(variable.shape)}.")
@@ -155,11 +219,7 @@ def save_hf_checkpoint(backbone, path, vocabulary=None):
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tensors = {}
-    for variable, names in _weight_names(backbone):
-        value = np.asarray(variable.numpy(), dtype="float32")
-        for name, part in zip(names, np.split(value, len(names), axis=-1)):
-            tensors[name] = np.ascontiguousarray(_to_keras(name, part))  # transposing twice is the identity
+    tensors = hf_weights(backbone, dtype="float32")
     config = backbone.config
     hf_config = {name: getattr(config, field) for name, field in _CONFIG_FIELDS.items()}
     hidden_act = {"gelu": "gelu", "gelu_approximate": "gelu_new"}[config.activation]

@@ -1,18 +1,54 @@
 """The three layers of a BERT encoder, in the order the paper uses them (§3, figure 2).
 
 Embeddings -> self-attention -> encoder block. Everything is written with `keras.ops`, so the same code
-runs on the TensorFlow and JAX backends.
+runs on the TensorFlow, JAX and PyTorch backends.
+
+Each layer follows the Keras layer contract as keras-hub's do: its sublayers are built in `build()` from the
+input shape (the model width H is read there, never passed in), and `get_config()` holds every constructor
+argument, initializers included, so `from_config(get_config())` rebuilds the layer and a `.keras` file reloads it.
 """
 
+import json
 import math
 
 import keras
 from keras import ops
 
+# Every weight matrix of BERT starts as a truncated normal with standard deviation 0.02 (the released code).
+# Written as Keras' serialized form, so a layer's config holds it without drawing a seed here.
+BERT_INITIALIZER = {"module": "keras.initializers", "class_name": "TruncatedNormal",
+                    "config": {"mean": 0.0, "stddev": 0.02, "seed": None}, "registered_name": None}
+
 
 def weight_initializer():
-    """Every weight matrix of BERT starts as a truncated normal with standard deviation 0.02 (the released code)."""
+    """A new `TruncatedNormal(stddev=0.02)`, the initializer of every weight matrix of BERT."""
     return keras.initializers.TruncatedNormal(stddev=0.02)
+
+
+def serialize_initializer(initializer):
+    """An initializer argument (None for BERT's, a name, a config dict or an instance) as a config to keep."""
+    if initializer is None:
+        initializer = BERT_INITIALIZER
+    elif isinstance(initializer, keras.initializers.Initializer):
+        initializer = keras.initializers.serialize(initializer)
+    return json.loads(json.dumps(initializer))  # a name or a plain config: made in build(), see make_initializer
+
+
+def plain(config):
+    """A plain copy of a kept initializer config (Keras' tracker wraps a dict kept as a layer attribute)."""
+    return json.loads(json.dumps(config))
+
+
+def make_initializer(config):
+    """A fresh initializer from a kept config. One per `build()`: an unseeded random initializer draws its seed
+    when it is made, so sublayers that share one instance are drawn from the same seed, as in bertlib 0.1."""
+    return keras.initializers.get(plain(config))
+
+
+def _refuse_hidden_dim(layer_name, kwargs):
+    if "hidden_dim" in kwargs:
+        raise TypeError(f"{layer_name} reads hidden_dim from its input in build() (bertlib 0.2); drop "
+                        f"hidden_dim={kwargs['hidden_dim']!r}.")
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -44,6 +80,9 @@ class Dropout(keras.layers.Dropout):
 class BertEmbedding(keras.layers.Layer):
     """Token + learned position + segment embeddings, then LayerNorm and dropout (§3, figure 2).
 
+    Its inputs are ids, so the width of its output, H, is an argument here (as keras-hub's
+    `TokenAndPositionEmbedding` takes `embedding_dim`); the layers after it read H from their input.
+
     Args:
         vocabulary_size: int. Rows of the token embedding (30,522 for the uncased vocabulary).
         hidden_dim: int. The paper's H.
@@ -51,6 +90,7 @@ class BertEmbedding(keras.layers.Layer):
         type_vocab_size: int, defaults to 2. Segments A and B.
         dropout: float, defaults to 0.1.
         layer_norm_epsilon: float, defaults to 1e-12.
+        embeddings_initializer: initializer of the three tables, defaults to `TruncatedNormal(stddev=0.02)`.
 
     Example:
     >>> layer = BertEmbedding(vocabulary_size=100, hidden_dim=8)
@@ -59,7 +99,7 @@ class BertEmbedding(keras.layers.Layer):
     """
 
     def __init__(self, vocabulary_size, hidden_dim, max_sequence_length=512, type_vocab_size=2, dropout=0.1,
-                 layer_norm_epsilon=1e-12, **kwargs):
+                 layer_norm_epsilon=1e-12, embeddings_initializer=None, **kwargs):
         super().__init__(**kwargs)
         self.vocabulary_size = vocabulary_size
         self.hidden_dim = hidden_dim
@@ -67,9 +107,10 @@ class BertEmbedding(keras.layers.Layer):
         self.type_vocab_size = type_vocab_size
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.embeddings_initializer = serialize_initializer(embeddings_initializer)
 
     def build(self, token_ids_shape, segment_ids_shape=None):
-        initializer = weight_initializer()
+        initializer = make_initializer(self.embeddings_initializer)
         self.token_embedding = keras.layers.Embedding(
             self.vocabulary_size, self.hidden_dim, embeddings_initializer=initializer, name="token_embedding",
             dtype=self.dtype_policy)
@@ -102,7 +143,8 @@ class BertEmbedding(keras.layers.Layer):
         config = super().get_config()
         config.update(vocabulary_size=self.vocabulary_size, hidden_dim=self.hidden_dim,
                       max_sequence_length=self.max_sequence_length, type_vocab_size=self.type_vocab_size,
-                      dropout=self.dropout, layer_norm_epsilon=self.layer_norm_epsilon)
+                      dropout=self.dropout, layer_norm_epsilon=self.layer_norm_epsilon,
+                      embeddings_initializer=plain(self.embeddings_initializer))
         return config
 
 
@@ -136,10 +178,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     """Multi-head scaled dot-product self-attention with a padding mask (Vaswani et al. 2017; BERT §3).
 
     One dense layer computes queries, keys and values together (a single matmul, as nanoGPT's `c_attn`);
-    heads are split by reshaping, so the weights are the same as three separate projections.
+    heads are split by reshaping, so the weights are the same as three separate projections. The width H is
+    the last axis of the input, read in `build()`; it must be divisible by `num_heads`.
 
     Args:
-        hidden_dim: int. Model width H; must be divisible by `num_heads`.
         num_heads: int. The paper's A.
         dropout: float, defaults to 0.1. Applied to the attention probabilities.
         implementation: "explicit" or "fused", defaults to "explicit". "explicit" writes
@@ -148,6 +190,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             cannot drop attention probabilities, so while training with dropout > 0 the layer uses the
             explicit path; at inference both give the same numbers.
         causal: bool, defaults to False. Hide keys to the right of each query (left-to-right attention).
+        kernel_initializer: initializer of both projections, defaults to `TruncatedNormal(stddev=0.02)`.
+        bias_initializer: defaults to "zeros".
 
     Call arguments: `x` (batch, seq, hidden), `padding_mask` (batch, seq), `training`,
     `return_attention_scores`, and `query_positions` (batch, n): when given, only the queries at those
@@ -155,29 +199,37 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     (batch, n, hidden). The pretrainer's last block uses it: its heads read only a few positions.
 
     Example:
-    >>> layer = MultiHeadSelfAttention(hidden_dim=8, num_heads=2)
+    >>> layer = MultiHeadSelfAttention(num_heads=2)
     >>> layer(np.ones((2, 5, 8)), padding_mask=np.ones((2, 5))).shape
     (2, 5, 8)
     """
 
-    def __init__(self, hidden_dim, num_heads, dropout=0.1, implementation="explicit", causal=False, **kwargs):
+    def __init__(self, num_heads, *, dropout=0.1, implementation="explicit", causal=False, kernel_initializer=None,
+                 bias_initializer="zeros", **kwargs):
+        _refuse_hidden_dim("MultiHeadSelfAttention", kwargs)
         super().__init__(**kwargs)
-        if hidden_dim % num_heads:
-            raise ValueError(f"hidden_dim ({hidden_dim}) must be divisible by num_heads ({num_heads}).")
-        self.hidden_dim = hidden_dim
         self.num_heads = num_heads
         self.dropout = dropout
         self.implementation = implementation
         self.causal = causal
-        self.head_dim = hidden_dim // num_heads
+        self.kernel_initializer = serialize_initializer(kernel_initializer)
+        self.bias_initializer = serialize_initializer(bias_initializer)
 
     def build(self, inputs_shape):
-        initializer = weight_initializer()
+        self.hidden_dim = inputs_shape[-1]  # the model width H
+        if self.hidden_dim % self.num_heads:
+            raise ValueError(f"The input's last axis, hidden_dim={self.hidden_dim}, must be divisible by "
+                             f"num_heads={self.num_heads}: each head gets hidden_dim / num_heads dimensions.")
+        self.head_dim = self.hidden_dim // self.num_heads
+        initializer = make_initializer(self.kernel_initializer)
+        bias_initializer = plain(self.bias_initializer)
         self.query_key_value = keras.layers.Dense(
-            3 * self.hidden_dim, kernel_initializer=initializer, name="query_key_value", dtype=self.dtype_policy)
+            3 * self.hidden_dim, kernel_initializer=initializer, bias_initializer=bias_initializer,
+            name="query_key_value", dtype=self.dtype_policy)
         self.query_key_value.build(inputs_shape)
         self.output_dense = keras.layers.Dense(
-            self.hidden_dim, kernel_initializer=initializer, name="output", dtype=self.dtype_policy)
+            self.hidden_dim, kernel_initializer=initializer, bias_initializer=bias_initializer,
+            name="output", dtype=self.dtype_policy)
         self.output_dense.build((*inputs_shape[:-1], self.hidden_dim))
         self.dropout_layer = Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
         self.built = True
@@ -221,9 +273,16 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads, dropout=self.dropout,
-                      implementation=self.implementation, causal=self.causal)
+        config.update(num_heads=self.num_heads, dropout=self.dropout, implementation=self.implementation,
+                      causal=self.causal, kernel_initializer=plain(self.kernel_initializer),
+                      bias_initializer=plain(self.bias_initializer))
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config.pop("hidden_dim", None)  # written by bertlib 0.1; the input gives it now
+        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -233,8 +292,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
     x = LayerNorm(x + Dropout(SelfAttention(x)))
     x = LayerNorm(x + Dropout(Dense(GELU(Dense(x)))))
 
+    The width H is the last axis of the input, read in `build()` (as keras-hub's `TransformerEncoder`).
+
     Args:
-        hidden_dim: int. H.
         num_heads: int. A.
         intermediate_dim: int. Feed-forward width, 4H in the paper.
         dropout: float, defaults to 0.1.
@@ -242,21 +302,23 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention: "explicit" or "fused", see `MultiHeadSelfAttention`.
         activation: "gelu" (exact, defaults) or "gelu_approximate" (tanh form).
         causal: bool, defaults to False. Left-to-right attention (see `MultiHeadSelfAttention`).
+        kernel_initializer: initializer of every dense kernel, defaults to `TruncatedNormal(stddev=0.02)`.
+        bias_initializer: defaults to "zeros".
 
     Call arguments: `x`, `padding_mask`, `training`, `return_attention_scores`, and `query_positions`
     (batch, n): compute the block's output only at those positions, (batch, n, hidden). Every position still
     serves as a key and a value, so the outputs there are exactly those of the full block.
 
     Example:
-    >>> block = TransformerEncoderBlock(hidden_dim=8, num_heads=2, intermediate_dim=32)
+    >>> block = TransformerEncoderBlock(num_heads=2, intermediate_dim=32)
     >>> block(np.ones((2, 5, 8)), padding_mask=np.ones((2, 5))).shape
     (2, 5, 8)
     """
 
-    def __init__(self, hidden_dim, num_heads, intermediate_dim, dropout=0.1, layer_norm_epsilon=1e-12,
-                 attention="explicit", activation="gelu", causal=False, **kwargs):
+    def __init__(self, num_heads, intermediate_dim, *, dropout=0.1, layer_norm_epsilon=1e-12, attention="explicit",
+                 activation="gelu", causal=False, kernel_initializer=None, bias_initializer="zeros", **kwargs):
+        _refuse_hidden_dim("TransformerEncoderBlock", kwargs)
         super().__init__(**kwargs)
-        self.hidden_dim = hidden_dim
         self.num_heads = num_heads
         self.intermediate_dim = intermediate_dim
         self.activation = activation
@@ -264,21 +326,28 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.dropout = dropout
         self.layer_norm_epsilon = layer_norm_epsilon
         self.attention = attention
+        self.kernel_initializer = serialize_initializer(kernel_initializer)
+        self.bias_initializer = serialize_initializer(bias_initializer)
 
     def build(self, inputs_shape):
-        initializer = weight_initializer()
+        hidden_dim = inputs_shape[-1]  # the model width H
+        initializer = make_initializer(self.kernel_initializer)
         self.self_attention = MultiHeadSelfAttention(
-            self.hidden_dim, self.num_heads, dropout=self.dropout, implementation=self.attention,
-            causal=self.causal, name="self_attention", dtype=self.dtype_policy)
+            self.num_heads, dropout=self.dropout, implementation=self.attention, causal=self.causal,
+            kernel_initializer=plain(self.kernel_initializer), bias_initializer=plain(self.bias_initializer),
+            name="self_attention", dtype=self.dtype_policy)
         self.self_attention.build(inputs_shape)
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="attention_layer_norm", dtype=self.dtype_policy)
         self.attention_layer_norm.build(inputs_shape)
+        bias_initializer = plain(self.bias_initializer)
         self.intermediate_dense = keras.layers.Dense(
-            self.intermediate_dim, kernel_initializer=initializer, name="intermediate", dtype=self.dtype_policy)
+            self.intermediate_dim, kernel_initializer=initializer, bias_initializer=bias_initializer,
+            name="intermediate", dtype=self.dtype_policy)
         self.intermediate_dense.build(inputs_shape)
         self.output_dense = keras.layers.Dense(
-            self.hidden_dim, kernel_initializer=initializer, name="output", dtype=self.dtype_policy)
+            hidden_dim, kernel_initializer=initializer, bias_initializer=bias_initializer, name="output",
+            dtype=self.dtype_policy)
         self.output_dense.build((*inputs_shape[:-1], self.intermediate_dim))
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="output_layer_norm", dtype=self.dtype_policy)
@@ -302,8 +371,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_dim=self.hidden_dim, num_heads=self.num_heads,
-                      intermediate_dim=self.intermediate_dim, dropout=self.dropout,
+        config.update(num_heads=self.num_heads, intermediate_dim=self.intermediate_dim, dropout=self.dropout,
                       layer_norm_epsilon=self.layer_norm_epsilon, attention=self.attention,
-                      activation=self.activation, causal=self.causal)
+                      activation=self.activation, causal=self.causal,
+                      kernel_initializer=plain(self.kernel_initializer),
+                      bias_initializer=plain(self.bias_initializer))
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config.pop("hidden_dim", None)  # written by bertlib 0.1; the input gives it now
+        return cls(**config)

@@ -5,7 +5,15 @@ import numpy as np
 from keras import ops
 
 from bertlib.config import BertConfig
-from bertlib.layers import BertEmbedding, TransformerEncoderBlock, gather_positions, weight_initializer
+from bertlib.layers import (
+    BertEmbedding,
+    TransformerEncoderBlock,
+    gather_positions,
+    make_initializer,
+    plain,
+    serialize_initializer,
+    weight_initializer,
+)
 
 # Variables that AdamW must not decay (A.2; the released code skips LayerNorm and biases). Keras matches the
 # patterns against `variable.name`: LayerNorm's `gamma`/`beta`, every `bias` and the masked-LM `output_bias`.
@@ -44,7 +52,7 @@ class BertBackbone(keras.Model):
             layer_norm_epsilon=config.layer_norm_epsilon, dtype=dtype, name="embedding")
         encoder_blocks = [
             TransformerEncoderBlock(
-                config.hidden_dim, config.num_heads, config.intermediate_dim, dropout=config.dropout,
+                config.num_heads, config.intermediate_dim, dropout=config.dropout,
                 layer_norm_epsilon=config.layer_norm_epsilon, attention=config.attention,
                 activation=config.activation, causal=config.causal, dtype=dtype,
                 name=f"encoder_block_{index}")
@@ -161,31 +169,53 @@ class MaskedLMHead(keras.layers.Layer):
     output bias. Logits are computed only at the prediction slots, not at every position. Without
     `mask_positions`, the input already holds the hidden states at the prediction slots.
 
+    The tie is part of the head's config, the way keras-hub's `MaskedLMHead` keeps it: `get_config()` holds the
+    embedding layer's config, and `from_config` rebuilds the head with an embedding of its own. Inside
+    `BertPretrainer` (which rebuilds its head from the backbone) a reloaded head is tied to the backbone again.
+
     Args:
-        vocabulary_size: int.
-        token_embedding: the backbone's `keras.layers.Embedding` to tie the decoder to.
+        vocabulary_size: int, optional. Must equal `token_embedding`'s rows when given.
+        token_embedding: the `keras.layers.Embedding` to tie the decoder to (the backbone's `token_embedding`).
         layer_norm_epsilon: float, defaults to 1e-12.
+        kernel_initializer: initializer of the transform's kernel, defaults to `TruncatedNormal(stddev=0.02)`.
+        bias_initializer: initializer of the transform's bias and of the output bias, defaults to "zeros".
 
     Example:
-    >>> head = MaskedLMHead(backbone.config.vocabulary_size, token_embedding=backbone.token_embedding)
+    >>> head = MaskedLMHead(token_embedding=backbone.token_embedding)
     >>> head(sequence_output, mask_positions).shape  # (batch, predictions, vocabulary)
     """
 
-    def __init__(self, vocabulary_size, token_embedding=None, layer_norm_epsilon=1e-12, **kwargs):
+    def __init__(self, vocabulary_size=None, token_embedding=None, *, layer_norm_epsilon=1e-12,
+                 kernel_initializer=None, bias_initializer="zeros", **kwargs):
         super().__init__(**kwargs)
-        self.vocabulary_size = vocabulary_size
+        if token_embedding is None:
+            raise ValueError("MaskedLMHead decodes with the token embedding it is tied to: pass "
+                             "token_embedding=backbone.token_embedding. (A head saved on its own by bertlib 0.1 "
+                             "did not record its tie; rebuild it that way. BertPretrainer files load as they are.)")
+        if vocabulary_size is not None and vocabulary_size != token_embedding.input_dim:
+            raise ValueError(f"MaskedLMHead: vocabulary_size={vocabulary_size} but the tied token embedding has "
+                             f"{token_embedding.input_dim} rows.")
+        self.vocabulary_size = token_embedding.input_dim
         self.token_embedding = token_embedding
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.kernel_initializer = serialize_initializer(kernel_initializer)
+        self.bias_initializer = serialize_initializer(bias_initializer)
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
-        self.transform = keras.layers.Dense(hidden_dim, kernel_initializer=weight_initializer(),
-                                            name="transform", dtype=self.dtype_policy)
+        if not self.token_embedding.built:  # rebuilt from a config: its table is loaded with the head's weights
+            self.token_embedding.build((None,))
+        if self.token_embedding.output_dim != hidden_dim:
+            raise ValueError(f"MaskedLMHead: hidden states of width {hidden_dim} cannot be decoded with a token "
+                             f"embedding of width {self.token_embedding.output_dim}.")
+        self.transform = keras.layers.Dense(
+            hidden_dim, kernel_initializer=make_initializer(self.kernel_initializer),
+            bias_initializer=plain(self.bias_initializer), name="transform", dtype=self.dtype_policy)
         self.transform.build((None, None, hidden_dim))
         self.layer_norm = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="layer_norm",
                                                           dtype=self.dtype_policy)
         self.layer_norm.build((None, None, hidden_dim))
-        self.output_bias = self.add_weight(shape=(self.vocabulary_size,), initializer="zeros",
+        self.output_bias = self.add_weight(shape=(self.vocabulary_size,), initializer=plain(self.bias_initializer),
                                            name="output_bias")
         self.built = True
 
@@ -200,8 +230,19 @@ class MaskedLMHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(vocabulary_size=self.vocabulary_size, layer_norm_epsilon=self.layer_norm_epsilon)
+        config.update(vocabulary_size=self.vocabulary_size,
+                      token_embedding=keras.layers.serialize(self.token_embedding),
+                      layer_norm_epsilon=self.layer_norm_epsilon,
+                      kernel_initializer=plain(self.kernel_initializer),
+                      bias_initializer=plain(self.bias_initializer))
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("token_embedding"), dict):
+            config["token_embedding"] = keras.layers.deserialize(config["token_embedding"])
+        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -211,19 +252,35 @@ class NextSentenceHead(keras.layers.Layer):
     Class 0 is IsNext (B follows A in the document), class 1 is NotNext (B is a random sentence), the
     convention of the original code and of Hugging Face.
 
+    Args:
+        kernel_initializer: defaults to `TruncatedNormal(stddev=0.02)`.
+        bias_initializer: defaults to "zeros".
+
     Example:
     >>> NextSentenceHead()(pooled_output).shape
     (batch, 2)
     """
 
+    def __init__(self, *, kernel_initializer=None, bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        self.kernel_initializer = serialize_initializer(kernel_initializer)
+        self.bias_initializer = serialize_initializer(bias_initializer)
+
     def build(self, pooled_output_shape):
-        self.classifier = keras.layers.Dense(2, kernel_initializer=weight_initializer(), name="classifier",
-                                             dtype=self.dtype_policy)
+        self.classifier = keras.layers.Dense(
+            2, kernel_initializer=make_initializer(self.kernel_initializer),
+            bias_initializer=plain(self.bias_initializer), name="classifier", dtype=self.dtype_policy)
         self.classifier.build(pooled_output_shape)
         self.built = True
 
     def call(self, pooled_output):
         return self.classifier(pooled_output)  # (batch, 2)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(kernel_initializer=plain(self.kernel_initializer),
+                      bias_initializer=plain(self.bias_initializer))
+        return config
 
 
 @keras.saving.register_keras_serializable(package="bertlib")

@@ -1,4 +1,5 @@
-"""Real weights: all-MiniLM-L6-v2 (a BERT-architecture checkpoint) against keras-hub and a numpy reference."""
+"""Real weights: all-MiniLM-L6-v2 (a BERT-architecture checkpoint) against keras-hub and the numpy reference
+(`bertlib.course.reference`, run on the checkpoint's own arrays)."""
 
 import json
 import shutil
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 
 from bertlib import BertBackbone, BertConfig
-from bertlib.checkpoint import load_hf_checkpoint, save_hf_checkpoint
+from bertlib.checkpoint import hf_weights, load_hf_checkpoint, save_hf_checkpoint
+from bertlib.course import reference
 
 PAIRS = [
     ("Who invented the telephone?", "Alexander Graham Bell invented the telephone in 1876."),
@@ -66,45 +68,43 @@ def test_matches_keras_hub_on_real_sentence_pairs(minilm_dir, backbone, real_inp
     np.testing.assert_allclose(sequence_output(backbone, real_inputs)[real], expected[real], atol=1e-4)
 
 
-def numpy_bert(tensors, config, inputs):
-    """A from-scratch numpy forward pass over the raw safetensors arrays, independent of bertlib's layers."""
-    from scipy.special import erf
+def raw_weights(minilm_dir):
+    """The checkpoint's own arrays, as safetensors stores them, in float64: nothing of bertlib's layers."""
+    from safetensors.numpy import load_file
 
-    def layer_norm(x, name):
-        mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * tensors[f"{name}.weight"] + tensors[f"{name}.bias"]
-
-    def linear(x, name):
-        return x @ tensors[f"{name}.weight"].T + tensors[f"{name}.bias"]
-
-    ids, segments, mask = inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"]
-    seq = ids.shape[1]
-    x = (tensors["embeddings.word_embeddings.weight"][ids] + tensors["embeddings.position_embeddings.weight"][:seq]
-         + tensors["embeddings.token_type_embeddings.weight"][segments])
-    x = layer_norm(x, "embeddings.LayerNorm")
-    heads, d = config.num_heads, config.head_dim
-    for i in range(config.num_layers):
-        p = f"encoder.layer.{i}"
-        split = lambda t: t.reshape(t.shape[0], seq, heads, d).transpose(0, 2, 1, 3)  # noqa: E731
-        q, k, v = (split(linear(x, f"{p}.attention.self.{n}")) for n in ("query", "key", "value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d) + np.where(mask[:, None, None, :] > 0, 0.0, -1e9)
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(x.shape)
-        x = layer_norm(x + linear(context, f"{p}.attention.output.dense"), f"{p}.attention.output.LayerNorm")
-        h = linear(x, f"{p}.intermediate.dense")
-        h = 0.5 * h * (1 + erf(h / np.sqrt(2)))
-        x = layer_norm(x + linear(h, f"{p}.output.dense"), f"{p}.output.LayerNorm")
-    return x
+    return {k: v.astype("float64") for k, v in load_file(str(minilm_dir / "model.safetensors")).items()}
 
 
 def test_matches_numpy_reference(minilm_dir, backbone, real_inputs):
-    from safetensors.numpy import load_file
-
-    tensors = {k: v.astype("float64") for k, v in load_file(str(minilm_dir / "model.safetensors")).items()}
-    expected = numpy_bert(tensors, backbone.config, real_inputs)
+    """bertlib's backbone against `bertlib.course.reference`, numpy only, run on the raw checkpoint arrays."""
+    expected = reference.bert(raw_weights(minilm_dir), backbone.config, real_inputs)
     real = real_inputs["padding_mask"].astype(bool)
-    np.testing.assert_allclose(sequence_output(backbone, real_inputs)[real], expected[real], atol=1e-4)
+    np.testing.assert_allclose(sequence_output(backbone, real_inputs)[real], expected["sequence_output"][real],
+                               atol=1e-4)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(backbone(real_inputs)["pooled_output"]),
+                               expected["pooled_output"], atol=1e-4)
+
+
+def test_numpy_reference_matches_keras_hub(minilm_dir, backbone, real_inputs):
+    """The reference itself against an independent implementation: keras-hub with the checkpoint's exact GELU."""
+    import keras_hub
+
+    keras_hub_model = keras_hub.models.BertBackbone.from_preset(str(minilm_dir))
+    for layer in keras_hub_model.transformer_layers:
+        layer._feedforward_intermediate_dense.activation = lambda x: keras.activations.gelu(x, approximate=False)
+    expected = sequence_output(keras_hub_model, real_inputs)
+    ours = reference.bert(raw_weights(minilm_dir), backbone.config, real_inputs)["sequence_output"]
+    real = real_inputs["padding_mask"].astype(bool)
+    np.testing.assert_allclose(ours[real], expected[real], atol=1e-4)
+
+
+def test_hf_weights_are_the_checkpoint_arrays(minilm_dir, backbone):
+    """The one mapping (`weight_map`) gives back every array of the checkpoint, by name and in its layout."""
+    ours, theirs = hf_weights(backbone), raw_weights(minilm_dir)
+    theirs.pop("embeddings.position_ids", None)
+    assert set(ours) == set(theirs)
+    for name, array in theirs.items():
+        np.testing.assert_array_equal(ours[name], array, err_msg=name)
 
 
 def test_fused_attention_agrees_with_explicit(minilm_dir, backbone, real_inputs):

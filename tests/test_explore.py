@@ -1,15 +1,14 @@
 """The explorers' computations, checked headless against bertlib and independent arithmetic, and their display:
 a widget where widgets run, a static picture where they do not (nbconvert without widget state)."""
 
-import math
-
 import keras
 import nbformat
 import numpy as np
 import pytest
 
 from bertlib import BertBackbone, BertConfig, BertPretrainer
-from bertlib.course import explore
+from bertlib.checkpoint import hf_weights
+from bertlib.course import explore, reference
 from bertlib.masking import MaskedLMMasker
 from bertlib.tokenizer import WordPieceTokenizer
 
@@ -30,15 +29,10 @@ def small_backbone(tokenizer):
 
 
 def numpy_attention_probabilities(x, layer, padding_mask):
-    """softmax(Q K^T / sqrt(d)) with padded keys hidden, from the layer's weights (no bertlib code)."""
-    qkv_kernel, qkv_bias = (np.asarray(w, "float64") for w in layer.query_key_value.get_weights())
-    query, key, _ = np.split(np.asarray(x, "float64") @ qkv_kernel + qkv_bias, 3, axis=-1)
-    batch, seq, hidden = query.shape
-    heads = lambda t: t.reshape(batch, seq, layer.num_heads, -1).transpose(0, 2, 1, 3)  # noqa: E731
-    scores = heads(query) @ heads(key).transpose(0, 1, 3, 2) / math.sqrt(hidden // layer.num_heads)
-    scores = np.where(padding_mask[:, None, None, :] == 1, scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return weights / weights.sum(axis=-1, keepdims=True)
+    """softmax(Q K^T / sqrt(d)) with padded keys hidden: the numpy reference on the layer's weights."""
+    steps = {}
+    reference.self_attention(hf_weights(layer), np.asarray(x, "float64"), padding_mask, layer.num_heads, steps=steps)
+    return steps["probabilities"]
 
 
 # --- attention ---------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from scipy.special import erf
 
 from bertlib import BertBackbone, BertConfig
-from bertlib.course.checks import CheckFailed
+from bertlib.course.failure import CheckFailed
 from bertlib.course.locate import check_same_activations, first_divergence, steps, trace
 from bertlib.layers import BertEmbedding, MultiHeadSelfAttention, TransformerEncoderBlock
 from bertlib.model import MaskedLMHead
@@ -27,7 +27,7 @@ def attention_inputs(seed=0):
 
 def built_attention(seed=0):
     keras.utils.set_random_seed(seed)
-    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    layer = MultiHeadSelfAttention(HEADS, dropout=0.0)
     x, padding_mask = attention_inputs(seed)
     layer(x, padding_mask=padding_mask)
     # Larger weights than the 0.02 initializer, so every mistake moves the numbers well past the tolerance.
@@ -37,7 +37,7 @@ def built_attention(seed=0):
 
 def built_block(activation="gelu", seed=0):
     keras.utils.set_random_seed(seed)
-    block = TransformerEncoderBlock(HIDDEN, HEADS, 4 * HIDDEN, dropout=0.0, activation=activation)
+    block = TransformerEncoderBlock(HEADS, 4 * HIDDEN, dropout=0.0, activation=activation)
     x, padding_mask = attention_inputs(seed)
     block(x, padding_mask=padding_mask)
     block.set_weights([np.random.default_rng(seed + 2).normal(scale=0.5, size=w.shape) + (w.ndim == 1) * 0.5
@@ -123,7 +123,7 @@ def test_a_correct_learner_has_no_divergence():
     x, padding_mask = attention_inputs()
     assert first_divergence(lambda x, padding_mask: numpy_attention(x, padding_mask, layer), layer,
                             (x, padding_mask)) is None
-    clone = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    clone = MultiHeadSelfAttention(HEADS, dropout=0.0)
     clone(x, padding_mask=padding_mask)  # other random weights: the locator copies the reference's in
     assert first_divergence(clone, layer, (x, padding_mask)) is None
     check_same_activations("attention", clone, layer, (x, padding_mask))
@@ -174,7 +174,7 @@ def test_wrong_gelu_is_found_at_the_activation(reference_activation, learner_act
     x, padding_mask = attention_inputs()
     # A Keras learner built like bertlib's: its GELU is not a sublayer, so the locator sees `intermediate` match
     # and `ffn_output` differ, and names the unseen step between them.
-    learner = TransformerEncoderBlock(HIDDEN, HEADS, 4 * HIDDEN, dropout=0.0, activation=learner_activation)
+    learner = TransformerEncoderBlock(HEADS, 4 * HIDDEN, dropout=0.0, activation=learner_activation)
     learner(x, padding_mask=padding_mask)
     divergence = first_divergence(learner, reference, (x, padding_mask))
     assert divergence.step == "ffn_output" and divergence.matched[-1] == "intermediate"
@@ -205,7 +205,7 @@ def test_untied_decoder_is_found():
             x = self.layer_norm(keras.activations.gelu(self.transform(sequence_output), approximate=False))
             return self.decoder(x) + self.output_bias
 
-    learner = UntiedHead(40)
+    learner = UntiedHead(40, token_embedding=embedding)  # holds the embedding, decodes with its own matrix
     learner(hidden)
     divergence = first_divergence(learner, head, (hidden,))
     assert divergence.step == "weights" and "tied" in divergence.hint and "(16, 40)" in divergence.hint
@@ -230,7 +230,7 @@ def test_transposed_kernel_is_found_at_the_output_projection():
     assert "transposed" in divergence.hint
 
     # A Keras layer loaded with the kernel in the (out, in) layout of a PyTorch checkpoint, weights kept as they are.
-    learner = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    learner = MultiHeadSelfAttention(HEADS, dropout=0.0)
     learner(x, padding_mask=padding_mask)
     qkv_kernel, qkv_bias, output_kernel, output_bias = layer.get_weights()
     learner.set_weights([qkv_kernel, qkv_bias, output_kernel.T, output_bias])

@@ -1,6 +1,9 @@
-"""Layers, backbone and heads. Runs unchanged on the TensorFlow and JAX backends (see test_backends.py)."""
+"""Layers, backbone and heads, against brute force and the numpy reference (`bertlib.course.reference`, run on the
+layers' weights through `bertlib.checkpoint.hf_weights`). Runs unchanged on the TensorFlow and JAX backends (see
+test_backends.py)."""
 
 import math
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -17,6 +20,8 @@ from bertlib import (
     TransformerEncoderBlock,
     pretraining_batch,
 )
+from bertlib.checkpoint import hf_weights
+from bertlib.course import reference
 from tests.helpers import run_layer_test
 
 RNG = np.random.default_rng(0)
@@ -50,15 +55,12 @@ def test_embedding_is_sum_of_three_tables_then_layer_norm():
     token_ids = RNG.integers(0, 20, (BATCH, SEQ)).astype("int32")
     segment_ids = (np.arange(SEQ) >= 3).astype("int32")[None].repeat(BATCH, 0)
     out = keras.ops.convert_to_numpy(layer(token_ids, segment_ids))
-    summed = (layer.token_embedding.embeddings.numpy()[token_ids] + layer.position_embedding.numpy()[:SEQ]
-              + layer.segment_embedding.embeddings.numpy()[segment_ids])
-    normed = (summed - summed.mean(-1, keepdims=True)) / np.sqrt(summed.var(-1, keepdims=True) + 1e-12)
-    np.testing.assert_allclose(out, normed, atol=1e-5)
+    np.testing.assert_allclose(out, reference.embeddings(hf_weights(layer), token_ids, segment_ids), atol=1e-5)
 
 
 def test_attention_layer(tmp_path):
     x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
-    run_layer_test(MultiHeadSelfAttention, dict(hidden_dim=HIDDEN, num_heads=HEADS), [x], (BATCH, SEQ, HIDDEN),
+    run_layer_test(MultiHeadSelfAttention, dict(num_heads=HEADS), [x], (BATCH, SEQ, HIDDEN),
                    expected_num_weights=4, call_kwargs={"padding_mask": PADDING}, tmp_path=tmp_path)
 
 
@@ -82,15 +84,19 @@ def numpy_attention(layer, x, padding_mask):
 
 
 @pytest.mark.parametrize("implementation", ["explicit", "fused"])
-def test_attention_matches_brute_force(implementation):
-    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0, implementation=implementation)
+def test_attention_matches_brute_force_and_the_reference(implementation):
+    layer = MultiHeadSelfAttention(HEADS, dropout=0.0, implementation=implementation)
     x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
     out = keras.ops.convert_to_numpy(layer(x, padding_mask=PADDING))
-    np.testing.assert_allclose(out, numpy_attention(layer, x, PADDING), atol=1e-5)
+    brute_force = numpy_attention(layer, x, PADDING)
+    np.testing.assert_allclose(out, brute_force, atol=1e-5)
+    weights = hf_weights(layer)
+    np.testing.assert_allclose(reference.self_attention(weights, x.astype("float64"), PADDING, HEADS), brute_force,
+                               atol=1e-5)
 
 
 def test_attention_probabilities_ignore_padding_and_sum_to_one():
-    layer = MultiHeadSelfAttention(HIDDEN, HEADS, dropout=0.0)
+    layer = MultiHeadSelfAttention(HEADS, dropout=0.0)
     x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
     _, probabilities = layer(x, padding_mask=PADDING, return_attention_scores=True)
     probabilities = keras.ops.convert_to_numpy(probabilities)
@@ -102,27 +108,23 @@ def test_attention_probabilities_ignore_padding_and_sum_to_one():
 
 def test_encoder_block(tmp_path):
     x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
-    run_layer_test(TransformerEncoderBlock, dict(hidden_dim=HIDDEN, num_heads=HEADS, intermediate_dim=32),
+    run_layer_test(TransformerEncoderBlock, dict(num_heads=HEADS, intermediate_dim=32),
                    [x], (BATCH, SEQ, HIDDEN), expected_num_weights=12, call_kwargs={"padding_mask": PADDING},
                    tmp_path=tmp_path)
 
 
-def test_encoder_block_is_post_layer_norm_with_exact_gelu():
-    from scipy.special import erf
-
-    block = TransformerEncoderBlock(HIDDEN, HEADS, 32, dropout=0.0)
+@pytest.mark.parametrize("activation", ["gelu", "gelu_approximate"])
+def test_encoder_block_matches_the_reference(activation):
+    block = TransformerEncoderBlock(HEADS, 32, dropout=0.0, activation=activation)
     x = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    block(x, padding_mask=PADDING)
+    # Weights larger than the 0.02 initializer, so that the two GELUs differ by more than the tolerance.
+    block.set_weights([RNG.normal(scale=0.5, size=w.shape) for w in block.get_weights()])
     out = keras.ops.convert_to_numpy(block(x, padding_mask=PADDING))
-
-    def layer_norm(values, norm):
-        values = (values - values.mean(-1, keepdims=True)) / np.sqrt(values.var(-1, keepdims=True) + 1e-12)
-        return values * norm.gamma.numpy() + norm.beta.numpy()
-
-    h = layer_norm(x + numpy_attention(block.self_attention, x, PADDING), block.attention_layer_norm)
-    inner = h @ block.intermediate_dense.kernel.numpy() + block.intermediate_dense.bias.numpy()
-    inner = 0.5 * inner * (1 + erf(inner / np.sqrt(2)))
-    ffn = inner @ block.output_dense.kernel.numpy() + block.output_dense.bias.numpy()
-    np.testing.assert_allclose(out, layer_norm(h + ffn, block.output_layer_norm), atol=1e-4)
+    expected = reference.encoder_layer(hf_weights(block), x.astype("float64"), PADDING, HEADS, activation=activation)
+    np.testing.assert_allclose(out, expected, atol=1e-5)
+    other = "gelu" if activation == "gelu_approximate" else "gelu_approximate"
+    assert np.abs(reference.encoder_layer(hf_weights(block), x, PADDING, HEADS, activation=other) - out).max() > 1e-4  # 10x the tolerance
 
 
 def test_padding_tokens_do_not_change_real_outputs():
@@ -144,8 +146,9 @@ def test_backbone_outputs_pooler_and_attention_maps():
     sequence = keras.ops.convert_to_numpy(outputs["sequence_output"])
     pooled = keras.ops.convert_to_numpy(outputs["pooled_output"])
     assert sequence.shape == (BATCH, SEQ, config.hidden_dim)
-    expected_pooled = np.tanh(sequence[:, 0] @ backbone.pooler.kernel.numpy() + backbone.pooler.bias.numpy())
-    np.testing.assert_allclose(pooled, expected_pooled, atol=1e-5)
+    expected = reference.bert(hf_weights(backbone), config, inputs)
+    np.testing.assert_allclose(sequence, expected["sequence_output"], atol=1e-5)
+    np.testing.assert_allclose(pooled, expected["pooled_output"], atol=1e-5)
     maps = backbone.attention_probabilities(inputs)
     assert len(maps) == config.num_layers and maps[0].shape == (BATCH, config.num_heads, SEQ, SEQ)
 
@@ -189,13 +192,9 @@ def test_masked_lm_head_is_tied_and_gathers_positions():
     positions = np.array([[0, 3], [5, 1]], "int32")
     logits = keras.ops.convert_to_numpy(head(sequence, positions))
     assert logits.shape == (BATCH, 2, config.vocabulary_size)
-    from scipy.special import erf
-    gathered = np.take_along_axis(sequence, positions[:, :, None], axis=1)
-    hidden = gathered @ head.transform.kernel.numpy() + head.transform.bias.numpy()
-    hidden = 0.5 * hidden * (1 + erf(hidden / np.sqrt(2)))
-    hidden = (hidden - hidden.mean(-1, keepdims=True)) / np.sqrt(hidden.var(-1, keepdims=True) + 1e-12)
-    hidden = hidden * head.layer_norm.gamma.numpy() + head.layer_norm.beta.numpy()
-    expected = hidden @ backbone.token_embedding.embeddings.numpy().T + head.output_bias.numpy()
+    weights = hf_weights(head)
+    np.testing.assert_array_equal(weights["decoder.weight"], backbone.token_embedding.embeddings.numpy())  # tied
+    expected = reference.masked_lm_logits(weights, sequence.astype("float64"), positions)
     np.testing.assert_allclose(logits, expected, atol=1e-4)
     # Tied: the head owns only its transform, LayerNorm and bias, not a second (vocabulary, hidden) matrix.
     own = [w for w in head.weights if w is not backbone.token_embedding.embeddings]
@@ -312,3 +311,87 @@ def test_causal_attention_sees_only_the_left():
     a = keras.ops.convert_to_numpy(bidirectional(inputs)["sequence_output"])
     b = keras.ops.convert_to_numpy(bidirectional(changed)["sequence_output"])
     assert np.abs(a[:, :3] - b[:, :3]).max() > 1e-3
+
+
+# --- the Keras layer contract: heads, inferred width, initializers, files of bertlib 0.1 --------------------------
+
+def test_masked_lm_head_layer_keeps_its_tie_in_its_config(tmp_path):
+    embedding = keras.layers.Embedding(30, HIDDEN)
+    embedding.build((None,))
+    sequence = RNG.normal(size=(BATCH, SEQ, HIDDEN)).astype("float32")
+    positions = np.array([[0, 3], [5, 1]], "int32")
+    run_layer_test(MaskedLMHead, dict(token_embedding=embedding), [sequence, positions], (BATCH, 2, 30),
+                          expected_num_weights=6, tmp_path=tmp_path)
+    rebuilt = MaskedLMHead.from_config(MaskedLMHead(token_embedding=embedding).get_config())
+    assert isinstance(rebuilt.token_embedding, keras.layers.Embedding) and rebuilt.vocabulary_size == 30
+    assert rebuilt.token_embedding.output_dim == HIDDEN
+    with pytest.raises(ValueError, match="token embedding it is tied to"):
+        MaskedLMHead(30)
+    with pytest.raises(ValueError, match="vocabulary_size=31 but the tied token embedding has 30 rows"):
+        MaskedLMHead(31, token_embedding=embedding)
+
+
+def test_next_sentence_head_layer(tmp_path):
+    pooled = RNG.normal(size=(BATCH, HIDDEN)).astype("float32")
+    run_layer_test(NextSentenceHead, {}, [pooled], (BATCH, 2), expected_num_weights=2, tmp_path=tmp_path)
+
+
+def test_the_width_is_read_from_the_input():
+    for width in (8, 12):
+        x = RNG.normal(size=(BATCH, SEQ, width)).astype("float32")
+        assert tuple(MultiHeadSelfAttention(HEADS)(x).shape) == (BATCH, SEQ, width)
+        assert tuple(TransformerEncoderBlock(HEADS, 16)(x).shape) == (BATCH, SEQ, width)
+    with pytest.raises(ValueError, match="hidden_dim=7, must be divisible by num_heads=2"):
+        MultiHeadSelfAttention(HEADS)(RNG.normal(size=(BATCH, SEQ, 7)).astype("float32"))
+    with pytest.raises(TypeError, match="reads hidden_dim from its input.*drop hidden_dim=8"):
+        MultiHeadSelfAttention(num_heads=2, hidden_dim=8)
+    with pytest.raises(TypeError, match="reads hidden_dim from its input"):
+        TransformerEncoderBlock(num_heads=2, intermediate_dim=32, hidden_dim=8)
+    with pytest.raises(TypeError):  # bertlib 0.1's positional (hidden_dim, num_heads, ...) fails, never shifts
+        TransformerEncoderBlock(8, 2, 32)
+
+
+@pytest.mark.parametrize("layer_cls, init_kwargs, input_shape", [
+    (MultiHeadSelfAttention, dict(num_heads=HEADS), (BATCH, SEQ, HIDDEN)),
+    (TransformerEncoderBlock, dict(num_heads=HEADS, intermediate_dim=16), (BATCH, SEQ, HIDDEN)),
+    (NextSentenceHead, {}, (BATCH, HIDDEN)),
+])
+def test_initializers_are_serialized(layer_cls, init_kwargs, input_shape):
+    layer = layer_cls(**init_kwargs, kernel_initializer=keras.initializers.Constant(0.25), bias_initializer="ones")
+    config = layer.get_config()
+    assert config["kernel_initializer"]["class_name"] == "Constant" and config["bias_initializer"] == "ones"
+    rebuilt = layer_cls.from_config(config)
+    rebuilt(np.ones(input_shape, "float32"))
+    kernels = [w for w in rebuilt.weights if w.name == "kernel"]
+    biases = [w for w in rebuilt.weights if w.name == "bias"]
+    assert kernels and all(np.all(keras.ops.convert_to_numpy(w) == 0.25) for w in kernels)
+    assert biases and all(np.all(keras.ops.convert_to_numpy(w) == 1.0) for w in biases)
+    default = layer_cls(**init_kwargs).get_config()["kernel_initializer"]
+    assert default["class_name"] == "TruncatedNormal" and default["config"]["stddev"] == 0.02
+
+
+def test_embedding_initializer_is_serialized():
+    layer = BertEmbedding(20, HIDDEN, max_sequence_length=10, embeddings_initializer=keras.initializers.Constant(0.5))
+    rebuilt = BertEmbedding.from_config(layer.get_config())
+    rebuilt(np.zeros((1, 3), "int32"), np.zeros((1, 3), "int32"))
+    for table in (rebuilt.token_embedding.embeddings, rebuilt.position_embedding, rebuilt.segment_embedding.embeddings):
+        assert np.all(keras.ops.convert_to_numpy(table) == 0.5)
+
+
+OLD_FILES = Path(__file__).parent / "data" / "keras_files_0.1"
+
+
+def test_files_saved_by_bertlib_0_1_load_and_give_the_same_numbers():
+    """Files written before the width was inferred (their configs still carry hidden_dim) and before initializers
+    were serialized: they load, and compute what 0.1 computed (tests/data/keras_files_0.1/README.md)."""
+    inputs, expected = np.load(OLD_FILES / "inputs.npz"), np.load(OLD_FILES / "expected.npz")
+    layers = keras.saving.load_model(OLD_FILES / "layers.keras")
+    ids = [inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")]
+    np.testing.assert_allclose(layers.predict(ids, verbose=0), expected["layers"], atol=1e-6)
+    pretrainer = keras.saving.load_model(OLD_FILES / "pretrainer.keras")
+    features = {name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")}
+    outputs = pretrainer(features)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["mlm_logits"]), expected["mlm"], atol=1e-5)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["nsp_logits"]), expected["nsp"], atol=1e-5)
+    assert pretrainer.mlm_head.token_embedding is pretrainer.backbone.token_embedding
+    assert pretrainer.optimizer.weight_decay == 0.01

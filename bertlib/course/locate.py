@@ -13,14 +13,15 @@ How the learner's intermediate values are read, from the most to the least preci
   its sublayers' outputs are recorded while it runs, and the reference's weights are copied into it first;
 - a callable that returns only the output: then only the output is compared.
 
-The reference side is traced in numpy (float64) from the reference layer's own weights; the tests check that the
-trace ends on exactly what the layer's `call` returns. Hints are not guesses: each known mistake (no padding mask,
+The reference side is `bertlib.course.reference`, BERT's forward pass in numpy (float64), run on the reference
+layer's weights as `bertlib.checkpoint.hf_weights` maps them; the tests check that the trace ends on exactly what
+the layer's `call` returns. Hints are not guesses: each known mistake (no padding mask,
 the tanh GELU, a transposed kernel, ...) is replayed on the reference, and a hint is given when the learner's
 values equal that replay. Where none matches, the hint describes what is off (for probabilities: the row sums and
 the weight on padded keys).
 
 Example:
->>> layer = bertlib.MultiHeadSelfAttention(hidden_dim=8, num_heads=2, dropout=0.0)
+>>> layer = bertlib.MultiHeadSelfAttention(num_heads=2, dropout=0.0)
 >>> print(first_divergence(my_attention, layer, (x, padding_mask)))   # my_attention(x, padding_mask) -> dict
 ✘ First divergence at `probabilities` (step 3 of 5): ...
 """
@@ -29,6 +30,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from bertlib.checkpoint import hf_weights
+from bertlib.course import reference as reference_pass
+from bertlib.course.failure import CheckFailed
 
 # The steps of each reference layer, in the order they are computed. A block's attention steps are prefixed.
 ATTENTION_STEPS = ("query_key_value", "scores", "probabilities", "context", "output")
@@ -97,36 +102,32 @@ def steps(reference):
 def trace(reference, inputs, mistake=None):
     """The reference's intermediate values on `inputs`, step by step, in numpy float64: an ordered dict.
 
-    `mistake` replays one known mistake (a key of `MISTAKES`) instead of the correct computation.
+    Computed by `bertlib.course.reference` (numpy only) on the layer's weights as `bertlib.checkpoint.hf_weights`
+    gives them, with the layer's settings from its `get_config()`. `mistake` replays one known mistake (a key of
+    `MISTAKES`) instead of the correct computation.
     """
     kind = _kind(reference)
     args, kwargs = _as_arguments(inputs)
-    if kind == "MultiHeadSelfAttention":
-        x, padding_mask = _input(args, kwargs, 0, "x"), _input(args, kwargs, 1, "padding_mask", None)
-        return _trace_attention(reference, _array(x), padding_mask, mistake)
-    if kind == "TransformerEncoderBlock":
-        x, padding_mask = _input(args, kwargs, 0, "x"), _input(args, kwargs, 1, "padding_mask", None)
-        return _trace_block(reference, _array(x), padding_mask, mistake)
+    weights = hf_weights(reference)
+    if kind == "BertBackbone":
+        return _trace_backbone(weights, reference.config, args[0] if args else kwargs, mistake)
+    settings = reference.get_config()
+    if kind in {"MultiHeadSelfAttention", "TransformerEncoderBlock"}:
+        x = _array(_input(args, kwargs, 0, "x"))
+        padding_mask = _input(args, kwargs, 1, "padding_mask", None)
+        padding_mask = np.ones(x.shape[:2]) if padding_mask is None else np.asarray(padding_mask)
+        trace_layer = _trace_attention if kind == "MultiHeadSelfAttention" else _trace_block
+        return trace_layer(weights, settings, x, padding_mask, mistake)
     if kind == "BertEmbedding":
-        token_ids, segment_ids = _input(args, kwargs, 0, "token_ids"), _input(args, kwargs, 1, "segment_ids")
-        return _trace_embedding(reference, np.asarray(token_ids), np.asarray(segment_ids))
-    if kind == "MaskedLMHead":
-        hidden = _array(_input(args, kwargs, 0, "sequence_output"))
-        positions = _input(args, kwargs, 1, "mask_positions", None)
-        return _trace_mlm_head(reference, hidden, positions, mistake)
-    features = args[0] if args else kwargs
-    values = {}
-    for name, value in _trace_embedding(reference.embedding, np.asarray(features["token_ids"]),
-                                        np.asarray(features["segment_ids"])).items():
-        values[f"embedding.{name}"] = value
-    x = values["embedding.output"]
-    for index, block in enumerate(reference.encoder_blocks):
-        for name, value in _trace_block(block, x, features["padding_mask"], mistake).items():
-            values[f"encoder_block_{index}.{name}"] = value
-        x = values[f"encoder_block_{index}.output"]
-    values["sequence_output"] = x
-    values["pooled_output"] = np.tanh(_dense(x[:, 0], reference.pooler))
-    return values
+        if mistake is not None:
+            raise _NotApplicable(mistake)
+        values = {}
+        reference_pass.embeddings(weights, np.asarray(_input(args, kwargs, 0, "token_ids")),
+                                  np.asarray(_input(args, kwargs, 1, "segment_ids")), settings["layer_norm_epsilon"],
+                                  steps=values)
+        return values
+    hidden = _array(_input(args, kwargs, 0, "sequence_output"))
+    return _trace_mlm_head(weights, settings, hidden, _input(args, kwargs, 1, "mask_positions", None), mistake)
 
 
 def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weights=True):
@@ -196,8 +197,6 @@ def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-
     Example:
         check_same_activations("self_attention", lambda x, m: self_attention(x, m, *weights, 2), layer, (x, mask))
     """
-    from bertlib.course.checks import CheckFailed
-
     divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol)
     if divergence is not None:
         raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{str(divergence).removeprefix('✘ ')}")
@@ -295,104 +294,105 @@ class _NotApplicable(Exception):
 # ---------------------------------------------------------------------------------------------------------------
 # The numpy traces of the reference layers.
 
-def _weights(layer):
-    return [np.asarray(weight, "float64") for weight in layer.get_weights()]
+def _fused(values):
+    """The reference's `query`, `key`, `value` steps as one `query_key_value` step, as bertlib's layer computes it."""
+    fused = {}
+    for name, value in values.items():
+        prefix, _, step = name.rpartition(".")
+        prefix = prefix + "." if prefix else ""
+        if step == "query":
+            fused[f"{prefix}query_key_value"] = np.concatenate(
+                [value, values[f"{prefix}key"], values[f"{prefix}value"]], axis=-1)  # (batch, seq, 3H)
+        elif step not in {"key", "value"}:
+            fused[name] = value
+    return fused
 
 
-def _dense(x, layer, transposed=False):
-    kernel, bias = _weights(layer)
-    return x @ (kernel.T if transposed else kernel) + bias
-
-
-def _layer_norm(x, layer):
-    gamma, beta = _weights(layer)
-    mean = x.mean(axis=-1, keepdims=True)
-    variance = x.var(axis=-1, keepdims=True)
-    return gamma * (x - mean) / np.sqrt(variance + layer.epsilon) + beta
-
-
-def _softmax(scores, axis=-1):
-    scores = scores - scores.max(axis=axis, keepdims=True)
-    weights = np.exp(scores)
-    return weights / weights.sum(axis=axis, keepdims=True)
-
-
-def _gelu(x, approximate):
-    if approximate:
-        return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-    from scipy.special import erf
-
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-
-
-def _trace_attention(layer, x, padding_mask, mistake=None):
+def _trace_attention(weights, settings, x, padding_mask, mistake=None):
     if mistake in {"tanh_gelu", "exact_gelu", "no_residual", "no_output_bias"}:
         raise _NotApplicable(mistake)
-    batch, seq, hidden = x.shape
-    heads, head_dim = layer.num_heads, layer.head_dim
-    if padding_mask is None:
-        padding_mask = np.ones((batch, seq))
-    padding_mask = np.asarray(padding_mask).astype(bool)
-    qkv = _dense(x, layer.query_key_value)  # (batch, seq, 3H)
-    query, key, value = np.transpose(qkv.reshape(batch, seq, 3, heads, head_dim), (2, 0, 3, 1, 4))
-    scale = {"no_scale": 1.0, "scale_by_head_dim": 1.0 / head_dim}.get(mistake, 1.0 / math.sqrt(head_dim))
-    scores = np.einsum("bhqd,bhkd->bhqk", query, key) * scale  # (batch, heads, query, key)
-    mask = padding_mask[:, None, None, :]
-    if layer.causal:
-        mask = mask & (np.arange(seq)[:, None] >= np.arange(seq)[None, :])[None, None]
+    values = {}
+    reference_pass.self_attention(weights, x, padding_mask, settings["num_heads"], settings["causal"], steps=values)
+    if mistake is not None:
+        values.update(_attention_with_mistake(weights, values, padding_mask, settings, mistake))
+    return _fused(values)
+
+
+def _attention_with_mistake(weights, values, padding_mask, settings, mistake):
+    """The attention's steps from `scores` on, recomputed with one known mistake (the steps before stay)."""
+    num_heads = settings["num_heads"]
+    head_dim = values["query"].shape[-1] // num_heads
+    scores = values["scores"] * {"no_scale": math.sqrt(head_dim),  # q.k instead of q.k / sqrt(d)
+                                 "scale_by_head_dim": 1 / math.sqrt(head_dim)}.get(mistake, 1.0)  # q.k / d
+    seen = reference_pass.attention_mask(padding_mask, settings["causal"])  # (batch, 1, query, key)
     if mistake == "mask_queries":
-        mask = padding_mask[:, None, :, None] & np.ones((1, 1, 1, seq), bool)
-    masked = scores if mistake in {"no_mask", "mask_after_softmax"} else np.where(mask, scores, -1e9)
-    probabilities = _softmax(masked, axis=-2 if mistake == "softmax_over_queries" else -1)
-    if mistake == "mask_after_softmax":
-        probabilities = probabilities * mask
-    context = np.transpose(probabilities @ value, (0, 2, 1, 3)).reshape(batch, seq, hidden)
-    output = _dense(context, layer.output_dense, transposed=mistake == "transposed_output_kernel")
-    return {"query_key_value": qkv, "scores": scores, "probabilities": probabilities, "context": context,
-            "output": output}
+        seen = np.asarray(padding_mask).astype(bool)[:, None, :, None] & np.ones_like(seen)
+    if mistake in {"no_mask", "mask_after_softmax"}:
+        probabilities = reference_pass.softmax(scores)
+        if mistake == "mask_after_softmax":
+            probabilities = probabilities * seen
+    else:
+        probabilities = reference_pass.softmax(np.where(seen, scores, reference_pass.MASKED),
+                                               axis=-2 if mistake == "softmax_over_queries" else -1)
+    context = reference_pass.merge_heads(probabilities @ reference_pass.split_heads(values["value"], num_heads))
+    kernel = weights["output.dense.weight"]  # (out, in); the correct product is context @ kernel.T
+    output = context @ (kernel if mistake == "transposed_output_kernel" else kernel.T) + weights["output.dense.bias"]
+    return {"scores": scores, "probabilities": probabilities, "context": context, "output": output}
 
 
-def _trace_block(block, x, padding_mask, mistake=None):
+def _trace_block(weights, settings, x, padding_mask, mistake=None):
     if mistake == "no_output_bias":
         raise _NotApplicable(mistake)
-    approximate = block.activation == "gelu_approximate"
+    activation, epsilon = settings["activation"], settings["layer_norm_epsilon"]
+    approximate = activation == "gelu_approximate"
     if (mistake == "tanh_gelu" and approximate) or (mistake == "exact_gelu" and not approximate):
         raise _NotApplicable(mistake)
+    values = {}
+    if mistake is None:
+        reference_pass.encoder_layer(weights, x, padding_mask, settings["num_heads"], activation, epsilon,
+                                     settings["causal"], steps=values)
+        return _fused(values)
     attention_mistake = None if mistake in {"tanh_gelu", "exact_gelu", "no_residual"} else mistake
-    values = {f"attention.{name}": value
-              for name, value in _trace_attention(block.self_attention, x, padding_mask, attention_mistake).items()}
-    attended = values["attention.output"]
-    residual = attended if mistake == "no_residual" else x + attended
-    values["attention_layer_norm"] = x = _layer_norm(residual, block.attention_layer_norm)
-    values["intermediate"] = _dense(x, block.intermediate_dense)
-    use_tanh = {"tanh_gelu": True, "exact_gelu": False}.get(mistake, approximate)
-    values["activation"] = _gelu(values["intermediate"], approximate=use_tanh)
-    values["ffn_output"] = _dense(values["activation"], block.output_dense)
-    values["output"] = _layer_norm(x + values["ffn_output"], block.output_layer_norm)
+    attention = _trace_attention(reference_pass.sub(weights, "attention."), settings, x, padding_mask,
+                                 attention_mistake)
+    values.update({f"attention.{name}": value for name, value in attention.items()})
+    residual = attention["output"] if mistake == "no_residual" else x + attention["output"]
+    values["attention_layer_norm"] = x = reference_pass.layer_norm(residual, weights, "attention.output.LayerNorm",
+                                                                   epsilon)
+    activation = {"tanh_gelu": "gelu_approximate", "exact_gelu": "gelu"}.get(mistake, activation)
+    reference_pass.feed_forward(weights, x, activation, epsilon, steps=values)
     return values
 
 
-def _trace_embedding(layer, token_ids, segment_ids):
-    token_table = np.asarray(layer.token_embedding.embeddings, "float64")
-    segment_table = np.asarray(layer.segment_embedding.embeddings, "float64")
-    positions = np.asarray(layer.position_embedding, "float64")[: token_ids.shape[1]]
-    summed = token_table[token_ids] + positions[None] + segment_table[segment_ids]
-    return {"sum": summed, "output": _layer_norm(summed, layer.layer_norm)}
+def _trace_backbone(weights, config, features, mistake=None):
+    values = {}
+    if mistake is None:
+        reference_pass.bert(weights, config, features, steps=values)
+        return _fused(values)
+    embedding = {}
+    x = reference_pass.embeddings(reference_pass.sub(weights, "embeddings."), np.asarray(features["token_ids"]),
+                                  np.asarray(features["segment_ids"]), config.layer_norm_epsilon, steps=embedding)
+    values.update({f"embedding.{name}": value for name, value in embedding.items()})
+    settings = {"num_heads": config.num_heads, "causal": config.causal, "activation": config.activation,
+                "layer_norm_epsilon": config.layer_norm_epsilon}
+    for index in range(config.num_layers):
+        block = _trace_block(reference_pass.sub(weights, f"encoder.layer.{index}."), settings, x,
+                             np.asarray(features["padding_mask"]), mistake)
+        values.update({f"encoder_block_{index}.{name}": value for name, value in block.items()})
+        x = block["output"]
+    values["sequence_output"] = x
+    values["pooled_output"] = np.tanh(reference_pass.linear(x[:, 0], weights, "pooler.dense"))
+    return values
 
 
-def _trace_mlm_head(head, hidden, positions, mistake=None):
-    if mistake not in {None, "tanh_gelu", "no_output_bias", "transposed_output_kernel"}:
+def _trace_mlm_head(weights, settings, hidden, positions, mistake=None):
+    if mistake not in {None, "tanh_gelu", "no_output_bias"}:
         raise _NotApplicable(mistake)
-    if mistake == "transposed_output_kernel":
-        raise _NotApplicable(mistake)
-    if positions is not None:
-        hidden = np.take_along_axis(hidden, np.asarray(positions)[..., None].astype(int), axis=1)
-    values = {"transform": _dense(hidden, head.transform)}
-    values["activation"] = _gelu(values["transform"], approximate=mistake == "tanh_gelu")
-    values["layer_norm"] = _layer_norm(values["activation"], head.layer_norm)
-    decoder = np.asarray(head.token_embedding.embeddings, "float64")  # (vocabulary, hidden): tied
-    bias = 0.0 if mistake == "no_output_bias" else np.asarray(head.output_bias, "float64")
-    values["logits"] = values["layer_norm"] @ decoder.T + bias
+    if mistake == "no_output_bias":
+        weights = {**weights, "bias": np.zeros_like(weights["bias"])}
+    values = {}
+    reference_pass.masked_lm_logits(weights, hidden, positions, settings["layer_norm_epsilon"],
+                                    activation="gelu_approximate" if mistake == "tanh_gelu" else "gelu", steps=values)
     return values
 
 

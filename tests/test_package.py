@@ -1,0 +1,151 @@
+"""The package as a whole: no import cycle, importing changes no global state, a saved model loads after
+`import bertlib`, light modules stay light, and the core install runs a real checkpoint on JAX alone."""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "bertlib"
+
+
+def module_names():
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def imported_modules(name, known):
+    """Every bertlib module `name` imports, at the top or inside a function (a lazy import is still a dependency)."""
+    path = PACKAGE.parent / (name.replace(".", "/") + ("/__init__.py" if name in PACKAGES else ".py"))
+    package = name if name in PACKAGES else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            for alias in node.names:  # `from bertlib.course import reference` names a module
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {module for module in found if module in known and module != name}
+
+
+PACKAGES = {".".join(path.relative_to(REPO).parts[:-1]) for path in PACKAGE.rglob("__init__.py")}
+
+
+def find_cycle(graph):
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for neighbour in sorted(graph[node]):
+            if state.get(neighbour) == "open":
+                return path[path.index(neighbour):] + [neighbour]
+            if neighbour not in state:
+                cycle = visit(neighbour, path + [neighbour])
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node, [node])
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle_anywhere_in_bertlib():
+    known = set(module_names())
+    graph = {name: imported_modules(name, known) for name in known}
+    assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph))}"
+    # The walk sees both kinds of import: the one cycle the course had (issue 23) is found when planted back.
+    planted = {**graph, "bertlib.course.locate": graph["bertlib.course.locate"] | {"bertlib.course.checks"}}
+    assert find_cycle(planted) == ["bertlib.course.checks", "bertlib.course.locate", "bertlib.course.checks"]
+
+
+def run_python(script, backend="tensorflow", **environment):
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("TF_NUM_", "OMP_"))}
+    env.update(KERAS_BACKEND=backend, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="3", **environment)
+    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                               env=env, cwd=REPO, timeout=600)
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-4000:]
+    return json.loads(completed.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_importing_any_module_changes_no_global_state():
+    """Every module of bertlib, imported after Keras and TensorFlow: environment, logging, warnings filters, the
+    random states, Keras' global settings and TensorFlow's thread pools are as they were."""
+    script = f"""
+        import json, logging, os, random, sys, warnings, importlib
+        import numpy as np, keras, tensorflow as tf
+
+        def state():
+            return repr((dict(os.environ), [logging.getLogger(name).level for name in ("", "tensorflow", "absl",
+                         "jax", "keras")], warnings.filters, random.getstate(), np.random.get_state()[1].tolist(),
+                         keras.config.floatx(), keras.config.epsilon(), keras.config.image_data_format(),
+                         keras.config.dtype_policy().name, keras.distribution.distribution(),
+                         tf.config.threading.get_intra_op_parallelism_threads(),
+                         tf.config.threading.get_inter_op_parallelism_threads(), list(sys.meta_path)))
+
+        before = state()
+        changed = []
+        for name in {module_names()!r}:
+            importlib.import_module(name)
+            if state() != before:
+                changed.append(name)
+                before = state()
+        print(json.dumps(changed))
+    """
+    assert run_python(script) == []
+
+
+def test_a_saved_model_loads_after_import_bertlib_alone(tmp_path):
+    """Registration happens on `import bertlib`, whichever of bertlib and Keras is imported first."""
+    from bertlib import BertBackbone, BertConfig
+
+    path = tmp_path / "backbone.keras"
+    BertBackbone(BertConfig(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, vocabulary_size=20,
+                            max_sequence_length=8)).save(path)
+    for imports in ("import bertlib, keras", "import keras, bertlib", "import bertlib.tokenizer, keras"):
+        script = f"""
+            import json, sys
+            {imports}
+            model = keras.saving.load_model({str(path)!r})
+            print(json.dumps([type(model).__module__, type(model).__name__]))
+        """
+        assert run_python(script) == ["bertlib.model", "BertBackbone"], imports
+    # Without bertlib, Keras cannot know the class: the registration is what the test above sees.
+    script = f"""
+        import json, keras
+        try:
+            keras.saving.load_model({str(path)!r})
+            print(json.dumps("loaded"))
+        except TypeError as error:
+            print(json.dumps("Could not locate class 'BertBackbone'" in str(error)))
+    """
+    assert run_python(script) is True
+
+
+def test_the_tokenizer_and_the_config_do_not_load_keras():
+    script = """
+        import json, sys
+        import bertlib, bertlib.tokenizer, bertlib.config, bertlib.datasets, bertlib.resources
+        from bertlib import BertConfig
+        BertConfig.preset("tiny")
+        print(json.dumps(sorted(name for name in ("keras", "tensorflow", "jax", "torch") if name in sys.modules)))
+    """
+    assert run_python(script) == []
