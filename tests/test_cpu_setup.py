@@ -112,9 +112,31 @@ def test_auto_precision_on_cpus(on_cpu):
     assert training.precision_for(flags={"avx512_bf16"}, probe=lambda: 0.6) == "float32"
 
 
-def test_bfloat16_probe_measures_a_ratio():
-    speedup = distribute.bfloat16_matmul_speedup(size=128, rounds=2)
-    assert np.isfinite(speedup) and speedup > 0
+def test_bfloat16_probe_measures_the_float32_to_bfloat16_time_ratio(monkeypatch):
+    """The probe's matmuls are made to take known times: float32 60 ms, bfloat16 20 ms, so the ratio is 3.
+    The warm-up round is made fast in bfloat16 (1 ms) and one float32 round slow (150 ms): the probe must drop
+    the warm-up and keep each precision's fastest round, or the ratio comes out far from 3."""
+    import time
+
+    real_matmul = keras.ops.matmul
+    calls = {"float32": 0, "bfloat16": 0}
+
+    def timed_matmul(a, b):
+        dtype = keras.backend.standardize_dtype(a.dtype)
+        calls[dtype] += 1
+        result = real_matmul(a, b)
+        if calls[dtype] == 1:  # the warm-up round
+            time.sleep(0.001 if dtype == "bfloat16" else 0.06)
+        elif dtype == "float32" and calls[dtype] == 3:  # a busy moment on a shared machine
+            time.sleep(0.15)
+        else:
+            time.sleep(0.06 if dtype == "float32" else 0.02)
+        return result
+
+    monkeypatch.setattr(keras.ops, "matmul", timed_matmul)
+    speedup = distribute.bfloat16_matmul_speedup(size=8, rounds=5)
+    assert calls == {"float32": 6, "bfloat16": 6}  # one warm-up round, then five
+    assert 2.5 < speedup < 3.2, speedup  # 60 / 20, give or take the sleeps' overshoot on a loaded machine
 
 
 @pytest.mark.slow
