@@ -1,6 +1,7 @@
 """Strategies: the TPU paths with a mocked resolver, batch splitting, and 2 replicas == 1 device (A.2)."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -306,3 +307,47 @@ def test_distributed_on_torch_is_one_device():
 def test_distributed_refuses_an_unknown_kind():
     with pytest.raises(ValueError, match=r"Unknown strategy 'tpus'"):
         distribute.distributed("tpus")
+
+
+def _tiny_corpus(tmp_path):
+    """A 30-document corpus of the words above and a vocabulary of those words only (a 40-token model)."""
+    corpus = tmp_path / "corpus.txt"
+    words = CORPUS_WORDS.split()
+    lines = []
+    for document in range(30):
+        for sentence in range(8):
+            start = document * 7 + sentence * 3
+            lines.append(" ".join(words[(start + k) % len(words)] for k in range(9)) + ".")
+        lines.append("")
+    corpus.write_text("\n".join(lines))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *sorted(set(words))]))
+    return corpus, vocab
+
+
+@pytest.mark.slow
+def test_pretrain_on_eight_simulated_jax_devices_matches_one_device(tmp_path):
+    """A Colab TPU v2-8's shape: `bertlib pretrain` over 8 replicas gives one device's losses.
+
+    On JAX, DataParallel shards the same global batch over the devices and computes the same global loss (not a
+    mean of per-replica means as TensorFlow's MirroredStrategy does), so only float rounding differs.
+    """
+    pytest.importorskip("jax")
+    corpus, vocab = _tiny_corpus(tmp_path)
+    runs = {}
+    for devices in (1, 8):
+        environment = dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO),
+                           XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+        completed = subprocess.run(
+            [sys.executable, "-m", "bertlib.cli", "pretrain", "--corpus", str(corpus), "--vocab", str(vocab),
+             "--steps", "12", "--batch-size", "16", "--seq-length", "32", "--max-predictions", "5",
+             "--learning-rate", "1e-3", "--warmup-steps", "3", "--log-every", "4", "--checkpoint-every", "12",
+             "--dropout", "0", "--seed", "1"],
+            capture_output=True, text=True, env=environment, cwd=REPO, timeout=600)
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        runs[devices] = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert (runs[1]["replicas"], runs[8]["replicas"]) == (1, 8)
+    assert runs[8]["strategy"] == "jax-data-parallel"
+    for key in ("loss", "mlm_loss", "nsp_loss"):
+        assert runs[8][key] == pytest.approx(runs[1][key], rel=1e-4), key
+    assert runs[8]["mlm_loss"] < math.log(40)  # it trained: below a uniform guess over the 40 tokens

@@ -1,6 +1,7 @@
 """Execute notebooks and save them with their outputs, clean metadata and a record of the run.
 
     python tools/run_notebook.py --full notebooks/03_masked_lm.ipynb [more.ipynb ...] [--output-dir DIR]
+    python tools/run_notebook.py --full --backend jax --output-dir build/full-jax notebooks/*.ipynb
 
 The stored notebooks carry the outputs of a full run (`--full`, what a learner gets from Run All; `make full`
 runs the whole course this way). Without `--full` the notebook runs in fast mode (BERTLIB_FAST=1, what CI
@@ -9,6 +10,9 @@ runs). Each saved notebook records how its outputs were made in its metadata:
 tests/test_notebook_evidence.py checks. Metadata is otherwise cleaned: no execution timings, no widget state,
 a plain python3 kernelspec. Prints each notebook's wall time and its slowest cells; fails (and saves nothing
 in place) if a cell raises. With --output-dir the executed copy goes there instead, also when a cell failed.
+
+`--backend` runs the kernel on that Keras backend (KERAS_BACKEND); the record says which. The stored outputs are
+TensorFlow's, so a run on JAX or PyTorch needs --output-dir and never writes over them.
 """
 
 import argparse
@@ -70,32 +74,43 @@ def commit_of(path):
     return head + ("+changes" if changed else "")
 
 
-def run_record(fast, seconds, commit):
+BACKENDS = ("tensorflow", "jax", "torch")
+STORED_BACKEND = "tensorflow"  # the backend of the outputs stored in the repository
+
+
+def run_record(fast, seconds, commit, backend=STORED_BACKEND):
     return {"mode": "fast" if fast else "full", "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2)}
+            "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2),
+            "backend": backend}
 
 
-def run(path, fast=True, timeout=900, output_dir=None, timings=None):
+def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STORED_BACKEND):
+    if backend not in BACKENDS:
+        raise ValueError(f"Unknown backend {backend!r}; expected one of {list(BACKENDS)}.")
+    if backend != STORED_BACKEND and not output_dir:
+        raise ValueError(f"{path}: a {backend} run needs --output-dir: the stored outputs are {STORED_BACKEND}'s "
+                         "and are never overwritten by another backend's run.")
     notebook = nbformat.read(path, as_version=4)
-    os.environ["BERTLIB_FAST"] = "1" if fast else "0"
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # The kernel's environment only: this process (a test, `make full`) keeps its own.
+    kernel_environment = {**os.environ, "BERTLIB_FAST": "1" if fast else "0", "KERAS_BACKEND": backend}
+    kernel_environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=True,
                             resources={"metadata": {"path": str(Path(path).parent)}})
     target = Path(output_dir) / Path(path).name if output_dir else Path(path)
     commit = commit_of(path)  # before the run: the code that made the outputs
     start = time.perf_counter()
     try:
-        client.execute()
+        client.execute(env=kernel_environment)
     finally:
         elapsed = time.perf_counter() - start
         report_slowest_cells(notebook)
         if timings:
             with open(timings, "a", encoding="utf-8") as log:
-                log.write(json.dumps({"notebook": Path(path).name, "seconds": round(elapsed, 1),
+                log.write(json.dumps({"notebook": Path(path).name, "backend": backend, "seconds": round(elapsed, 1),
                                       "load_average": [round(x, 2) for x in os.getloadavg()],
                                       "cells": {index: round(seconds, 1) for seconds, index in cell_timings(notebook)}})
                           + "\n")
-        notebook.metadata["bertlib"] = {"run": run_record(fast, elapsed, commit)}
+        notebook.metadata["bertlib"] = {"run": run_record(fast, elapsed, commit, backend)}
         if output_dir:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, target)
@@ -134,13 +149,19 @@ def main():
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds one cell may run (default 900; raise it on a machine shared with other jobs)")
     parser.add_argument("--timings", help="append each notebook's wall time and every cell's seconds here (JSON lines)")
+    parser.add_argument("--backend", choices=BACKENDS, default=STORED_BACKEND,
+                        help="the Keras backend of the kernel (default tensorflow; others need --output-dir)")
     args = parser.parse_args()
+    if args.backend != STORED_BACKEND and not args.output_dir and not args.clean_only:
+        parser.error(f"--backend {args.backend} needs --output-dir: the stored outputs are {STORED_BACKEND}'s.")
     if args.clean_only:
         for path in args.paths:
             nbformat.write(clean(nbformat.read(path, as_version=4)), path)
         return
     for path in args.paths:
-        print(f"{path}: {run(path, fast=not args.full, timeout=args.timeout, output_dir=args.output_dir, timings=args.timings):.1f} s", flush=True)
+        seconds = run(path, fast=not args.full, timeout=args.timeout, output_dir=args.output_dir,
+                      timings=args.timings, backend=args.backend)
+        print(f"{path}: {seconds:.1f} s ({args.backend})", flush=True)
 
 
 if __name__ == "__main__":
