@@ -76,6 +76,7 @@ def test_the_stated_rounding_is_the_last_written_digit():
     assert ten.agrees_with(10.04) and not ten.agrees_with(10.06)
     assert hedged.agrees_with(3888) and not hedged.agrees_with(3840)  # about 3,900: to the hundred
     assert not exact.agrees_with(3888)
+    assert prose.parse_numbers("约为 3,900 对")[0].agrees_with(3888)  # the Chinese hedge too
 
 
 @pytest.mark.parametrize("text, holds", [

@@ -63,7 +63,7 @@ NUMBER = re.compile(r"""
 MULTIPLIER = {"k": 1e3, "Ki": 1024, "M": 1e6, "B": 1e9, "万": 1e4, "亿": 1e8, "thousand": 1e3, "million": 1e6,
               "billion": 1e9}
 HEDGE = re.compile(r"(?:\babout|\baround|\broughly|\bapproximately|\bnearly|\balmost|\bsome|\bclose to|"
-                   r"~|≈|约|大约|将近|近)\s*$", re.IGNORECASE)
+                   r"~|≈|约为?|大约为?|约有|将近|近)\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
