@@ -31,11 +31,10 @@ TFRECORD_NAMES = {"token_ids": "input_ids", "padding_mask": "input_mask", "segme
 
 
 def default_tokenizer():
-    """The `WordPieceTokenizer` of the real uncased BERT vocabulary (vocab.txt of `resources.minilm_dir()`)."""
-    from bertlib.resources import minilm_dir
+    """The `WordPieceTokenizer` of the real uncased BERT vocabulary, which ships with bertlib."""
     from bertlib.tokenizer import WordPieceTokenizer
 
-    return WordPieceTokenizer.from_vocab_file(minilm_dir() / "vocab.txt")
+    return WordPieceTokenizer.bert_uncased()
 
 
 def instances_to_arrays(instances, max_seq_length):

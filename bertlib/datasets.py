@@ -2,10 +2,11 @@
 
 `find("sst2")` returns the folder that holds a dataset's files, looking in this order:
 
-1. `$BERTLIB_DATA`, a folder you name, laid out as below (`bertlib finetune --data-dir` names one directly);
-2. `../shared/data` beside the repository (or `$BERTLIB_SHARED/data`), the copy CI keeps;
-3. the user cache, `$BERTLIB_CACHE` or the platform's cache folder (`~/.cache/bertlib` on Linux);
-4. a download from the dataset's canonical URL into the cache.
+1. `$BERTLIB_DATA`: folders you name, laid out as below, searched in order (several are separated by `os.pathsep`,
+   `:` on Linux, as in PATH; a lab's read-only shared copy goes last; CI puts its `../shared/data` there);
+   `bertlib finetune --data-dir` names one directly;
+2. the user cache, `$BERTLIB_CACHE` or the platform's cache folder (`~/.cache/bertlib` on Linux);
+3. a download from the dataset's canonical URL into the cache.
 
 Layout, the same in every place: `glue/SST-2/train.tsv`, `squad/dev-v1.1.json`, `swag/val.csv`,
 `wikitext-103-raw/wiki.train.raw`. A folder you lay out yourself may hold only the files you use (CI's copy has
@@ -18,12 +19,19 @@ place: an interrupted or corrupted download is never used. `$BERTLIB_DATA_MIRROR
 and host of every URL, keeping its path, for learners who cannot reach the canonical hosts.
 `$BERTLIB_DATA_REGISTRY=<file>` adds or replaces registry entries (a mirror of rebuilt archives needs one).
 
+Downloads stay in the cache: every folder and file name of a registry is a plain relative name (no `..`, nothing
+absolute), and a destination that resolves outside the cache (a link pointing out) is refused before anything is
+written. A host that does not connect within `CONNECT_TIMEOUT_S`, sends nothing for `READ_TIMEOUT_S`, or sends
+fewer than `MIN_BYTES_PER_S` bytes a second over `SLOW_WINDOW_S` is given up with a `DownloadTimeout` naming the
+URL and the limit.
+
 `bertlib download NAME...` (this module's command) fetches ahead of time.
 """
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -32,12 +40,16 @@ import urllib.parse
 import zipfile
 from pathlib import Path
 
-from bertlib import resources
-
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
-DOWNLOAD_RETRIES = 2  # pooch tries again after a dropped connection or a bad hash
-DOWNLOAD_TIMEOUT_S = 60  # seconds without a byte before a download counts as failed
+DOWNLOAD_RETRIES = 2  # pooch tries again after a dropped connection or a bad hash (not after a timeout)
+CONNECT_TIMEOUT_S = 30  # to open the connection to the host
+READ_TIMEOUT_S = 60  # with the connection open, seconds without a single byte
+SLOW_WINDOW_S = 60  # a transfer that brings fewer than MIN_BYTES_PER_S * SLOW_WINDOW_S bytes in any such
+MIN_BYTES_PER_S = 1024  # window is stopped (curl's --speed-limit / --speed-time): a byte every 3 s never ends
+CHUNK_BYTES = 1 << 16
 STALE_STAGING_S = 24 * 3600  # a staging folder this old was left by a killed download
+# A folder or file name of the registry: letters, digits, '.', '_', '-', not starting with a dot ('..', '.partial').
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 
 class DataNotFoundError(FileNotFoundError):
@@ -46,6 +58,10 @@ class DataNotFoundError(FileNotFoundError):
 
 class DataIntegrityError(ValueError):
     """A downloaded or unpacked file does not hash to the registry's sha256."""
+
+
+class DownloadTimeout(TimeoutError):
+    """A host that did not connect, stalled, or sent too slowly; the message names the URL and the limit."""
 
 
 # The registry ----------------------------------------------------------------------------------------------------
@@ -67,10 +83,39 @@ def load_registry():
         registry["datasets"].update(extra["datasets"])
         registry["groups"].update(extra.get("groups", {}))
     for name, spec in registry["datasets"].items():
-        missing = [key for key in ("folder", "downloads", "files") if key not in spec]
-        if missing:
-            raise ValueError(f"Registry entry {name!r} lacks {missing}; every dataset needs folder, downloads, files.")
+        where = f"BERTLIB_DATA_REGISTRY={override}" if override and name in extra["datasets"] else str(REGISTRY_FILE)
+        _check_entry(name, spec, where)
     return registry
+
+
+def _check_entry(name, spec, where):
+    """Refuse an entry that would write outside its own folder of the cache: every name is a plain relative one."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: dataset {name!r} is not an object.")
+    missing = [key for key in ("folder", "downloads", "files") if key not in spec]
+    if missing:
+        raise ValueError(f"{where}: dataset {name!r} lacks {missing}; every dataset needs folder, downloads, files.")
+
+    def check(value, what, parts=False):
+        pieces = value.split("/") if parts and isinstance(value, str) else [value]
+        if not all(isinstance(piece, str) and _NAME.fullmatch(piece) for piece in pieces):
+            raise ValueError(f"{where}: dataset {name!r} has {what} {value!r}; expected a plain relative "
+                             f"{'path' if parts else 'file name'} inside the cache (letters, digits, '.', '_', '-'; "
+                             "no '..', no absolute path, no leading dot). It was not used.")
+
+    check(spec["folder"], "folder", parts=True)
+    if not isinstance(spec["files"], dict) or not isinstance(spec["downloads"], list):
+        raise ValueError(f"{where}: dataset {name!r} needs \"files\" as an object and \"downloads\" as a list.")
+    for file in spec["files"]:
+        check(file, "file")
+    for download in spec["downloads"]:
+        if not isinstance(download, dict) or not isinstance(download.get("url"), str):
+            raise ValueError(f"{where}: dataset {name!r} has a download without a \"url\".")
+        check(_url_file_name(download["url"]), "a download URL ending in")
+        if "file" in download:
+            check(download["file"], "download file")
+        for file in download.get("members", {}):
+            check(file, "archive member target")
 
 
 def names(registry=None):
@@ -118,11 +163,10 @@ def cache_dir():
 
 
 def places():
-    """`(label, root)` pairs in lookup order; the root is None when BERTLIB_DATA is not set."""
-    named = os.environ.get("BERTLIB_DATA")
-    return [("BERTLIB_DATA", Path(named) if named else None),
-            ("../shared/data", resources.shared_path() / "data"),
-            ("user cache", cache_dir())]
+    """`(label, root)` pairs in lookup order: each folder of BERTLIB_DATA (one pair with root None when it is not
+    set), then the user cache."""
+    named = [Path(folder) for folder in os.environ.get("BERTLIB_DATA", "").split(os.pathsep) if folder.strip()]
+    return [("BERTLIB_DATA", folder) for folder in named or [None]] + [("user cache", cache_dir())]
 
 
 def _candidates(label, root, folder):
@@ -213,6 +257,7 @@ def fetch(name, registry=None):
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(cache)
+    target = _inside(cache, cache / spec["folder"])  # refused before any download when a link points out
     staging = Path(tempfile.mkdtemp(dir=cache, prefix=".partial-"))
     try:
         for download_spec in spec["downloads"]:
@@ -220,7 +265,7 @@ def fetch(name, registry=None):
             if "members" in download_spec:
                 _unpack(path, download_spec["members"], staging, download_spec["url"])
             else:
-                os.replace(path, staging / download_spec["file"])
+                os.replace(path, _inside(staging, staging / download_spec["file"]))
         if spec.get("build") == "mrpc":
             _build_mrpc(staging)
         for file, expected in spec["files"].items():
@@ -228,35 +273,106 @@ def fetch(name, registry=None):
                 raise DataIntegrityError(f"Dataset {name!r}: the downloads did not give {file}; the registry "
                                          f"expects it in {[d['url'] for d in spec['downloads']]}.")
             _check_hash(staging / file, expected, f"{name}: {file}")
-        target = cache / spec["folder"]
         target.mkdir(parents=True, exist_ok=True)
+        target = _inside(cache, target)  # a link made while we downloaded
         for file in spec["files"]:
-            os.replace(staging / file, target / file)
+            os.replace(staging / file, _inside(cache, target / file))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
+def _inside(root, path):
+    """`path`, resolved, when it lies inside `root` (resolved); a ValueError naming both when a link leads out."""
+    resolved, root = Path(path).resolve(), Path(root).resolve()
+    if resolved != root and root not in resolved.parents:
+        raise ValueError(f"{path} resolves to {resolved}, outside the cache folder {root}: a link there points out "
+                         "of the cache. bertlib writes downloads only inside it; remove the link.")
+    return resolved
+
+
+def _url_file_name(url):
+    return urllib.parse.unquote(urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1])
+
+
 def _download(download_spec, folder):
     pooch = _pooch()
     url = source_url(download_spec["url"])
-    file_name = Path(urllib.parse.urlsplit(download_spec["url"]).path).name
+    file_name = _url_file_name(download_spec["url"])
     fetcher = pooch.create(path=folder, base_url="", registry={file_name: f"sha256:{download_spec['sha256']}"},
                            urls={file_name: url}, retry_if_failed=DOWNLOAD_RETRIES)
-    downloader = pooch.HTTPDownloader(progressbar=sys.stderr.isatty() or _in_notebook(), timeout=DOWNLOAD_TIMEOUT_S,
-                                      headers={"User-Agent": "bertlib (pooch)"})
     try:
-        return Path(fetcher.fetch(file_name, downloader=downloader))
+        return Path(fetcher.fetch(file_name, downloader=http_download))
     except ValueError as error:  # pooch's hash mismatch: the file was not kept
         raise DataIntegrityError(f"The download of {url} ({file_name}) does not match the registry: expected sha256 "
                                  f"{download_spec['sha256']}. The file was discarded. pooch said: {error}") from error
+
+
+def http_download(url, output_file, pooch=None, check_only=False):
+    """A pooch downloader: requests with connect and read timeouts and a floor on the transfer speed.
+
+    pooch's own `HTTPDownloader` has one timeout per socket read, which a host sending a byte every few seconds
+    never trips; this one also stops a transfer slower than `MIN_BYTES_PER_S` over `SLOW_WINDOW_S` (as curl's
+    `--speed-limit`). It reads with `read1`, which returns whatever has arrived, so the speed is checked as bytes
+    come in. A dropped connection is raised as requests' `ConnectionError`, which pooch retries; a timeout is a
+    `DownloadTimeout`, which it does not (a stalled host rarely recovers within pooch's few seconds of waiting).
+    """
+    import requests
+    import urllib3
+
+    try:
+        response = requests.get(url, stream=True, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S),
+                                headers={"User-Agent": "bertlib (pooch)"})
+    except requests.exceptions.ConnectTimeout as error:
+        raise DownloadTimeout(f"{url}: no connection within {CONNECT_TIMEOUT_S} s (connect timeout). Check the "
+                              "address, or set BERTLIB_DATA_MIRROR to a mirror you can reach.") from error
+    except requests.exceptions.ReadTimeout as error:
+        raise DownloadTimeout(f"{url}: connected, but the host sent no answer for {READ_TIMEOUT_S} s (read "
+                              "timeout).") from error
+    with response:
+        response.raise_for_status()
+        total = int(response.headers.get("Content-Length") or 0) or None
+        progress = _progress_bar(total, url) if sys.stderr.isatty() or _in_notebook() else None
+        received, window_start, window_received = 0, time.monotonic(), 0
+        try:
+            with open(output_file, "wb") as target:
+                while chunk := response.raw.read1(CHUNK_BYTES, decode_content=True):
+                    target.write(chunk)
+                    received += len(chunk)
+                    window_received += len(chunk)
+                    if progress is not None:
+                        progress.update(len(chunk))
+                    elapsed = time.monotonic() - window_start
+                    if elapsed >= SLOW_WINDOW_S:
+                        if window_received < MIN_BYTES_PER_S * elapsed:
+                            raise DownloadTimeout(
+                                f"{url} is too slow: {window_received} bytes in the last {elapsed:.0f} s, under "
+                                f"bertlib's floor of {MIN_BYTES_PER_S} bytes/s over {SLOW_WINDOW_S} s (stopped "
+                                f"after {received} of {total or 'unknown'} bytes). Try again later, or set "
+                                "BERTLIB_DATA_MIRROR to a faster mirror.")
+                        window_start, window_received = time.monotonic(), 0
+        except (urllib3.exceptions.ReadTimeoutError, requests.exceptions.ReadTimeout) as error:
+            raise DownloadTimeout(f"{url} stalled: nothing for {READ_TIMEOUT_S} s (read timeout) after {received} "
+                                  f"of {total or 'unknown'} bytes.") from error
+        except (urllib3.exceptions.ProtocolError, urllib3.exceptions.IncompleteRead) as error:
+            raise requests.exceptions.ConnectionError(f"{url}: the connection dropped after {received} of "
+                                                      f"{total or 'unknown'} bytes ({error}).") from error
+        finally:
+            if progress is not None:
+                progress.close()
+
+
+def _progress_bar(total, url):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=_url_file_name(url), leave=True)
 
 
 def _unpack(archive, members, staging, url):
     try:
         with zipfile.ZipFile(archive) as zipped:
             for file, member in members.items():
-                with zipped.open(member) as source, open(staging / file, "wb") as target:
+                with zipped.open(member) as source, open(_inside(staging, staging / file), "wb") as target:
                     shutil.copyfileobj(source, target)
     except KeyError as error:
         raise DataIntegrityError(f"{url} has no member {error}; the registry expects {sorted(members.values())}.") \

