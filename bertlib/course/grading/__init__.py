@@ -18,12 +18,35 @@ summary beside it, and one feedback file per notebook. The parts, in the order a
 """
 
 from bertlib.course.grading.cli import add_arguments, run
-from bertlib.course.grading.grader import GradingInputError, Options, check_writable, grade, grade_notebook, run_cells
+from bertlib.course.grading.grader import (
+                                        GradingInputError,
+                                        Options,
+                                        check_writable,
+                                        grade,
+                                        grade_notebook,
+                                        run_cells,
+)
 from bertlib.course.grading.outcome import STATUSES, Ending, NotebookRun, Outcome, Status, exercise_outcome
-from bertlib.course.grading.plan import (Plan, Step, Submission, find_notebooks, grading_cells, identify,
-                                        identify_submissions, matching_solution, read_submission)
-from bertlib.course.grading.report import (COLUMNS, Grade, GradeResult, feedback, feedback_paths, markdown_summary,
-                                          write_reports)
+from bertlib.course.grading.plan import (
+                                        Plan,
+                                        Step,
+                                        Submission,
+                                        find_notebooks,
+                                        grading_cells,
+                                        identify,
+                                        identify_submissions,
+                                        matching_solution,
+                                        read_submission,
+)
+from bertlib.course.grading.report import (
+                                        COLUMNS,
+                                        Grade,
+                                        GradeResult,
+                                        feedback,
+                                        feedback_paths,
+                                        markdown_summary,
+                                        write_reports,
+)
 from bertlib.course.grading.sandbox import Limits, SandboxUnavailable
 
 __all__ = ["COLUMNS", "STATUSES", "Ending", "Grade", "GradeResult", "GradingInputError", "Limits", "NotebookRun",

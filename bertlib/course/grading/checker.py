@@ -60,6 +60,7 @@ def install_code():
     return (f"def _bertlib_install(source):\n"
             f"    import sys, types\n"
             f"    module = types.ModuleType({AGENT_MODULE!r})\n"
+            f"    module.__builtins__ = dict(vars(__import__('builtins')))  # its own, should the notebook patch them\n"
             f"    exec(compile(source, 'bertlib-grading-wire', 'exec'), module.__dict__)\n"
             f"    module.agent = module.Agent(get_ipython().user_ns)\n"
             f"    sys.modules[{AGENT_MODULE!r}] = module\n"
@@ -192,9 +193,10 @@ class Checker:
         with self._deadline():
             try:
                 values = self.channel.names(names) if names else {}
-            except wire.WireError as error:
-                return Outcome(Status.ERROR, f"the learner's kernel gave an answer the checks cannot use: {error} "
-                                             f"({step.name})")
+            except Exception as error:  # noqa: BLE001 (e.g. the notebook broke Python's builtins in its kernel)
+                outcome = _check_outcome(error, step.name)
+                return Outcome(outcome.status, f"the kernel could not give the values of {', '.join(names)}: "
+                                               f"{outcome.message}")
             for name in names:
                 if name in values:
                     self.namespace[name] = values[name]

@@ -25,8 +25,14 @@ from bertlib import resources
 from bertlib.course import exercises
 from bertlib.course.grading import sandbox
 from bertlib.course.grading.outcome import Ending, NotebookRun, Outcome, Status, exercise_outcome
-from bertlib.course.grading.plan import (SubmissionError, edited_checks, find_notebooks, grading_cells,
-                                        identify_submissions, language_of)
+from bertlib.course.grading.plan import (
+    SubmissionError,
+    edited_checks,
+    find_notebooks,
+    grading_cells,
+    identify_submissions,
+    language_of,
+)
 from bertlib.course.grading.report import Grade, GradeResult, display_name, write_reports
 
 RUNNER_GRACE_SECONDS = 60  # beyond --timeout, for the runner to stop the kernel and report

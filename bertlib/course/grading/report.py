@@ -37,17 +37,30 @@ class Grade:
         return self.max_score if self.outcome.passed else 0
 
     def row(self):
-        return {"notebook": self.notebook, "exercise": self.exercise, "score": self.score,
-                "max_score": self.max_score, "status": self.outcome.status.value, "message": self.outcome.one_line(),
-                "note": self.note}
+        return {"notebook": safe_text(self.notebook), "exercise": safe_text(self.exercise), "score": self.score,
+                "max_score": self.max_score, "status": self.outcome.status.value,
+                "message": safe_text(self.outcome.one_line()), "note": safe_text(self.note)}
 
     def __getitem__(self, column):
         return self.row()[column]
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text):
+    """`text` as any report can hold it: a byte of a file name that is not UTF-8 as \\xe9, a lone surrogate of a
+    learner's message as \\ud800."""
+
+    def escape(match):
+        code = ord(match.group())
+        return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+    return _SURROGATES.sub(escape, str(text))
+
+
 def display_name(path):
-    """A path as text that any report can hold (bytes that are not UTF-8 shown as \\x.. escapes)."""
-    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    return safe_text(str(path))
 
 
 class GradeResult(list):
@@ -122,14 +135,15 @@ def feedback_paths(grades, out):
 def feedback(notebook, grades):
     """The Markdown feedback for one notebook: its total, then each exercise's score, status and full message."""
     score, maximum = sum(grade.score for grade in grades), sum(grade.max_score for grade in grades)
+    notebook = safe_text(notebook)
     lines = [f"# Feedback on {Path(notebook).name}", "", f"Notebook: `{notebook}`", "",
              f"**Score: {score} of {maximum}**", ""]
-    notes = list(dict.fromkeys(grade.note for grade in grades if grade.note))
+    notes = list(dict.fromkeys(safe_text(grade.note) for grade in grades if grade.note))
     lines += [f"> Note: {note}" for note in notes] + ([""] if notes else [])
     for grade in grades:
         title = "the notebook" if grade.exercise == "-" else f"Exercise {grade.exercise}"
         lines += [f"## {title}: {grade.outcome.status.value} ({grade.score} of {grade.max_score})", ""]
-        lines += ["```", grade.outcome.message.strip().replace("```", "'''"), "```", ""]
+        lines += ["```", safe_text(grade.outcome.message).strip().replace("```", "'''"), "```", ""]
     return "\n".join(lines)
 
 

@@ -9,7 +9,8 @@ decided every outcome itself.
 While the notebook runs, a watchdog stops it when the sandbox's processes together hold more than
 `Limits.memory_bytes`, or when the kernel has sent more than `Limits.output_bytes` (its printed output, its
 messages, its raw stdout/stderr) or written more than `Limits.scratch_bytes` into its runtime folder. Every
-message from the kernel is read through sockets that drop one larger than `MAX_MESSAGE_BYTES`.
+message from the kernel is read through sockets that drop one larger than `MAX_MESSAGE_BYTES` (replies) or
+`IOPUB_MESSAGE_BYTES` (printed output, of which at most `IOPUB_QUEUED_MESSAGES` wait to be read).
 """
 
 import json
@@ -28,6 +29,8 @@ from bertlib.course.grading.plan import ContextCell, Step
 from bertlib.course.grading.sandbox import ENVIRONMENT_PASSED, Limits, Sandbox
 
 MAX_MESSAGE_BYTES = 2 * wire.MAX_BYTES  # a base64 answer of the agent fits
+IOPUB_MESSAGE_BYTES = 4 * 2**20  # one message of printed output; a larger one is dropped
+IOPUB_QUEUED_MESSAGES = 32
 WATCH_SECONDS = 0.2
 IDLE_GRACE_SECONDS = 2.0  # after a reply, how long to wait for the kernel's last output of that cell
 
@@ -121,10 +124,13 @@ class Kernel:
                                      environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         threading.Thread(target=self._drain, daemon=True).start()
         self.context = zmq.Context()
-        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        self.context.setsockopt(zmq.RCVHWM, 1000)
+        self.context.setsockopt(zmq.MAXMSGSIZE, IOPUB_MESSAGE_BYTES)  # printed output: small messages, few queued
+        self.context.setsockopt(zmq.RCVHWM, IOPUB_QUEUED_MESSAGES)
         self.client = BlockingKernelClient(context=self.context)
         self.client.load_connection_file(connection_file)
+        self.client.iopub_channel  # noqa: B018 (the property makes the socket now, under the limits above)
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)  # replies, which carry the checker's values
+        self.context.setsockopt(zmq.RCVHWM, 1000)
         self.client.start_channels()
         self._watching = True
         threading.Thread(target=self._watch, daemon=True).start()
