@@ -18,8 +18,7 @@ import pytest
 
 import bertlib
 import bertlib.course.checks
-from bertlib import resources
-from bertlib.course import exercises, grading
+from bertlib.course import exercises, grading, paths
 from tests.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
 from tests.test_grading import by_exercise, read_csv, replace_cell_source
 
@@ -213,7 +212,7 @@ def test_a_kernel_cannot_rewrite_the_checks_the_answer_key_or_plant_a_sitecustom
     """Old grader: the kernel appended no-op helpers to bertlib/course/checks.py, emptied the solution's check cells
     and planted sitecustomize.py at the repository root; its own wrong answers and a later run's scored 4 of 4."""
     checks = Path(bertlib.course.checks.__file__)
-    sitecustomize = resources.REPO_ROOT / "sitecustomize.py"
+    sitecustomize = paths.REPO_ROOT / "sitecustomize.py"
     solutions = tmp_path / "solutions"
     shutil.copytree(course / "solutions", solutions)
     solution = solutions / TOY_NAME
@@ -382,8 +381,8 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    hidden = [str(course / "solutions"), str(resources.REPO_ROOT / "tests"), str(resources.REPO_ROOT / "solutions"),
-              str(resources.REPO_ROOT / ".git"), str(course / "submissions"), str(tmp_path), "/root/.ssh"]
+    hidden = [str(course / "solutions"), str(paths.REPO_ROOT / "tests"), str(paths.REPO_ROOT / "solutions"),
+              str(paths.REPO_ROOT / ".git"), str(course / "submissions"), str(tmp_path), "/root/.ssh"]
     read_only = [str(Path(bertlib.__file__).parent), str(Path(os.__file__).parent)]
     attack = PROBE.format(hidden=hidden, read_only=read_only, port=listener.getsockname()[1])
     path = save(course, "prober", notebook(course, attack,

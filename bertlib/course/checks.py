@@ -18,13 +18,12 @@ import hmac
 
 import numpy as np
 
+from bertlib.course.failure import CheckFailed  # noqa: F401 (part of this module's API)
 from bertlib.course.messages import message, translate
 
 _MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
 
 
-class CheckFailed(AssertionError):
-    """Raised by a check whose value is not the expected one; its message has Expected / Got / Hint lines."""
 
 
 def check_equal(name, got, expected, hint=None):

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlib import resources
+from bertlib.course import paths
 from bertlib.files import write_text_atomically
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
@@ -338,9 +338,9 @@ def add_arguments(parser):
     parser.add_argument("--verbose", action="store_true", help="test: say how each wrong answer was rejected")
     parser.add_argument("--chapter", action="append", default=None, metavar="NN",
                         help="test: only the solution notebooks whose name starts with NN_ (repeatable)")
-    parser.add_argument("--solutions", type=Path, default=resources.REPO_ROOT / "solutions",
+    parser.add_argument("--solutions", type=Path, default=paths.REPO_ROOT / "solutions",
                         help="folder of solution notebooks (default: solutions/ of the repository)")
-    parser.add_argument("--exercises", type=Path, default=resources.REPO_ROOT / "exercises",
+    parser.add_argument("--exercises", type=Path, default=paths.REPO_ROOT / "exercises",
                         help="folder of generated exercise notebooks (default: exercises/ of the repository)")
 
 

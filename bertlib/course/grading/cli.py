@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from bertlib import resources
+from bertlib.course import paths
 from bertlib.course.grading.grader import GradingInputError, grade
 from bertlib.course.grading.plan import find_notebooks
 from bertlib.course.grading.sandbox import Limits
@@ -14,7 +14,7 @@ def add_arguments(parser):
     parser.add_argument("--out", type=Path, default=Path("grades.csv"),
                         help="CSV to write (default grades.csv); the Markdown summary goes beside it (.md), the "
                              "feedback files into <name>_feedback/")
-    parser.add_argument("--solutions", type=Path, default=resources.REPO_ROOT / "solutions",
+    parser.add_argument("--solutions", type=Path, default=paths.REPO_ROOT / "solutions",
                         help="folder of solution notebooks, the list of exercises, points and checks "
                              "(default: solutions/ of the repository)")
     parser.add_argument("--timeout", type=float, default=600.0,

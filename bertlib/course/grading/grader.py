@@ -21,8 +21,8 @@ from pathlib import Path
 
 import psutil
 
-from bertlib import resources
-from bertlib.course import exercises
+import bertlib
+from bertlib.course import exercises, paths
 from bertlib.course.grading import sandbox
 from bertlib.course.grading.outcome import Ending, NotebookRun, Outcome, Status, exercise_outcome
 from bertlib.course.grading.plan import (
@@ -79,7 +79,7 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
         GradingInputError: before any work, when `solutions_dir` has no solution notebook, `out` cannot be
             written, or the sandbox cannot start here (the message names the fix, or --unsafe-no-sandbox).
     """
-    solutions_dir = Path(solutions_dir or resources.REPO_ROOT / "solutions")
+    solutions_dir = Path(solutions_dir or paths.REPO_ROOT / "solutions")
     try:
         solution_paths = exercises.solution_notebooks(solutions_dir)
     except FileNotFoundError as error:
@@ -89,11 +89,11 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
     options = Options(float(timeout), bool(fast), bool(unsafe), limits or sandbox.Limits())
     if not unsafe:
         try:
-            paths = sandbox.exposed_paths(hidden=[solutions_dir, Path(out).resolve().parent, *notebooks])
-            sandbox.probe(paths)
+            exposed = sandbox.exposed_paths(hidden=[solutions_dir, Path(out).resolve().parent, *notebooks])
+            sandbox.probe(exposed)
         except sandbox.SandboxUnavailable as error:
             raise GradingInputError(f"cannot grade safely here: {error}") from error
-        options = dataclasses.replace(options, read_only_paths=tuple(map(str, paths)))
+        options = dataclasses.replace(options, read_only_paths=tuple(map(str, exposed)))
     plans = identify_submissions(notebooks, solution_paths)
     grades_by_notebook = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
@@ -264,7 +264,7 @@ def _runner_environment(fast, lang=None):
     environment = dict(os.environ)
     environment.pop("PYTEST_ADDOPTS", None)
     environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(resources.REPO_ROOT), environment.get("PYTHONPATH")]))
+        filter(None, [str(Path(bertlib.__file__).resolve().parent.parent), environment.get("PYTHONPATH")]))
     environment.setdefault("MPLBACKEND", "Agg")
     environment["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     if lang:
