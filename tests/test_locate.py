@@ -15,6 +15,7 @@ from bertlib.layers import BertEmbedding, MultiHeadSelfAttention, TransformerEnc
 from bertlib.model import MaskedLMHead
 
 HIDDEN, HEADS, SEQ, BATCH = 16, 2, 7, 2
+numpy = keras.ops.convert_to_numpy  # a layer's output on any backend
 
 
 def attention_inputs(seed=0):
@@ -72,8 +73,8 @@ def test_attention_trace_matches_the_layer_and_its_attention_scores():
     values = trace(layer, (x, padding_mask))
     assert tuple(values) == steps(layer)
     output, probabilities = layer(x, padding_mask=padding_mask, return_attention_scores=True)
-    np.testing.assert_allclose(values["output"], output, atol=1e-4)
-    np.testing.assert_allclose(values["probabilities"], probabilities, atol=1e-6)
+    np.testing.assert_allclose(values["output"], numpy(output), atol=1e-4)
+    np.testing.assert_allclose(values["probabilities"], numpy(probabilities), atol=1e-6)
     np.testing.assert_allclose(values["probabilities"][1, :, :, 4:], 0.0)  # padded keys get nothing
 
 
@@ -83,7 +84,7 @@ def test_block_trace_matches_the_block(activation):
     x, padding_mask = attention_inputs()
     values = trace(block, (x, padding_mask))
     assert tuple(values) == steps(block)
-    np.testing.assert_allclose(values["output"], block(x, padding_mask=padding_mask), atol=1e-4)
+    np.testing.assert_allclose(values["output"], numpy(block(x, padding_mask=padding_mask)), atol=1e-4)
     exact = 0.5 * values["intermediate"] * (1 + erf(values["intermediate"] / math.sqrt(2)))
     if activation == "gelu":
         np.testing.assert_allclose(values["activation"], exact, atol=1e-12)
@@ -102,20 +103,21 @@ def test_embedding_head_and_backbone_traces_match_the_layers():
     outputs = backbone(features)
     values = trace(backbone, (features,))
     assert tuple(values) == steps(backbone)
-    np.testing.assert_allclose(values["sequence_output"], outputs["sequence_output"], atol=1e-4)
-    np.testing.assert_allclose(values["pooled_output"], outputs["pooled_output"], atol=1e-4)
+    np.testing.assert_allclose(values["sequence_output"], numpy(outputs["sequence_output"]), atol=1e-4)
+    np.testing.assert_allclose(values["pooled_output"], numpy(outputs["pooled_output"]), atol=1e-4)
     assert first_divergence(BertBackbone.from_config(backbone.get_config()), backbone, (features,)) is None
 
     embedding = backbone.embedding
     np.testing.assert_allclose(trace(embedding, (features["token_ids"], features["segment_ids"]))["output"],
-                               embedding(features["token_ids"], features["segment_ids"]), atol=1e-5)
+                               numpy(embedding(features["token_ids"], features["segment_ids"])), atol=1e-5)
 
     head = MaskedLMHead(config.vocabulary_size, token_embedding=backbone.token_embedding)
     positions = np.array([[1, 3], [2, 5]], "int32")
-    logits = head(outputs["sequence_output"], positions)
+    head(outputs["sequence_output"], positions)
     head.output_bias.assign(rng.normal(size=config.vocabulary_size))
     logits = head(outputs["sequence_output"], positions)
-    np.testing.assert_allclose(trace(head, (outputs["sequence_output"], positions))["logits"], logits, atol=1e-4)
+    np.testing.assert_allclose(trace(head, (outputs["sequence_output"], positions))["logits"], numpy(logits),
+                               atol=1e-4)
 
 
 def test_a_correct_learner_has_no_divergence():

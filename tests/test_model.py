@@ -395,3 +395,22 @@ def test_files_saved_by_bertlib_0_1_load_and_give_the_same_numbers():
     np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["nsp_logits"]), expected["nsp"], atol=1e-5)
     assert pretrainer.mlm_head.token_embedding is pretrainer.backbone.token_embedding
     assert pretrainer.optimizer.weight_decay == 0.01
+
+
+def test_pretrainer_matches_the_reference_under_hugging_face_pretraining_names():
+    """`hf_weights(pretrainer)` names the weights as `BertForPreTraining` does (`bert.`, `cls.predictions.`,
+    `cls.seq_relationship.`), and the reference's backbone and heads on them give the pretrainer's logits."""
+    config = small_config()
+    pretrainer = BertPretrainer(BertBackbone(config))
+    features = pretraining_features(config)
+    x, _, _ = pretraining_batch(features)
+    outputs = pretrainer(x)
+    weights = hf_weights(pretrainer)
+    assert {"bert.pooler.dense.weight", "cls.predictions.decoder.weight", "cls.predictions.bias",
+            "cls.seq_relationship.weight"} <= set(weights)
+    backbone = reference.bert(weights, config, features)
+    mlm = reference.masked_lm_logits(reference.sub(weights, "cls.predictions."), backbone["sequence_output"],
+                                     features["mask_positions"])
+    nsp = reference.next_sentence_logits(reference.sub(weights, "cls."), backbone["pooled_output"])
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["mlm_logits"]), mlm, atol=1e-4)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(outputs["nsp_logits"]), nsp, atol=1e-5)

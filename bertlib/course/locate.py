@@ -592,6 +592,8 @@ def _input(args, kwargs, position, name, default=...):
 
 
 def _array(value):
+    if hasattr(value, "detach"):  # a PyTorch tensor (a layer's output carries its gradient graph)
+        value = value.detach().cpu()
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
     return np.asarray(value, "float64")
