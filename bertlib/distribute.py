@@ -494,6 +494,10 @@ def configure_cpu(threads=None):
     counts the affinity mask but not a cgroup quota (`bench/threads.py` compares the settings; see
     bench/RESULTS.md). A value already set in the environment wins.
 
+    OpenMP threads (PyTorch's CPU kernels) also wait passively (OMP_WAIT_POLICY=PASSIVE): spinning, their default,
+    made a tiny model's PyTorch step 20-50x slower on a 2-core machine shared with other processes (2.8 s against
+    60-70 ms, bench/RESULTS.md). That setting must be in place before PyTorch is imported.
+
     Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
     course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so. The other
     half of keeping every core busy is in the input pipeline: `bertlib.data.input_options`.
@@ -509,7 +513,8 @@ def configure_cpu(threads=None):
     if "applied" in _CONFIGURED and threads in (None, _CONFIGURED["intra_op"]):
         return dict(_CONFIGURED)
     threads = threads or usable_cpus()
-    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": threads}
+    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": threads,
+              "OMP_WAIT_POLICY": "PASSIVE"}
     for name, value in wanted.items():
         os.environ.setdefault(name, str(value))
     intra, inter = int(os.environ["TF_NUM_INTRAOP_THREADS"]), int(os.environ["TF_NUM_INTEROP_THREADS"])

@@ -22,7 +22,9 @@ PORTABLE_TESTS = ("tests/test_model.py", "tests/test_config.py", "tests/test_ops
 
 
 def _environment(backend, devices=None):
-    environment = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+    # OpenMP threads that wait passively, as course.setup() has them: spinning ones make PyTorch crawl on a busy machine
+    environment = {**os.environ, "KERAS_BACKEND": backend, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT),
+                   "OMP_WAIT_POLICY": "PASSIVE"}
     environment.pop("XLA_FLAGS", None)
     if devices:
         environment["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"

@@ -8,7 +8,8 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SET_BY_SETUP = ("TF_CPP_MIN_LOG_LEVEL", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS")
+SET_BY_SETUP = ("TF_CPP_MIN_LOG_LEVEL", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS",
+                "OMP_WAIT_POLICY")
 
 
 def _run(script, backend="tensorflow"):
@@ -54,6 +55,7 @@ def test_setup_quiets_seeds_sizes_threads_and_says_what_runs():
     assert result["report"]["backend"] == "tensorflow" and result["report"]["replicas"] == 1
     assert result["repeat"]  # seeded
     assert result["env"]["TF_CPP_MIN_LOG_LEVEL"] == "3"
+    assert result["env"]["OMP_WAIT_POLICY"] == "PASSIVE"  # PyTorch's OpenMP threads do not spin
     # set before TensorFlow started, so its pools are made with them (tests/test_cpu_setup.py)
     assert result["env"]["TF_NUM_INTRAOP_THREADS"] == result["env"]["TF_NUM_INTEROP_THREADS"] == str(result["usable"])
     assert result["tf_logger"] == 40  # logging.ERROR

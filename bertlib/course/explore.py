@@ -71,7 +71,8 @@ def attention_maps(backbone, features):
         raise ValueError(f"The input has {sequence_length} tokens; this model has {limit} positions. "
                          f"Encode with max_length={limit}.")
     maps = backbone.attention_probabilities(features)
-    return np.stack([np.asarray(block_map[0], "float32") for block_map in maps])
+    import keras
+    return np.stack([keras.ops.convert_to_numpy(block_map[0]).astype("float32") for block_map in maps])
 
 
 def special_token_share(maps, tokens):
@@ -469,7 +470,8 @@ def top_k_predictions(pretrainer, tokenizer, text, k=5, text_pair=None):
     if not 1 <= k <= tokenizer.vocabulary_size:
         raise ValueError(f"k={k} must be between 1 and the vocabulary size ({tokenizer.vocabulary_size}).")
     inputs = {**features, "mask_positions": positions[None].astype("int32")}
-    logits = np.asarray(pretrainer(inputs, training=False)["mlm_logits"][0], "float64")  # (masks, vocabulary)
+    import keras
+    logits = keras.ops.convert_to_numpy(pretrainer(inputs, training=False)["mlm_logits"][0]).astype("float64")
     logits -= logits.max(axis=-1, keepdims=True)
     probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
     results = []
@@ -579,7 +581,8 @@ def schedule_budget(peak_learning_rate=1e-4, warmup_steps=10_000, total_steps=1_
     # The sampled steps include both sides of the end of warmup, where the original schedule drops by 1%.
     corners = [max(warmup_steps - 1, 0), warmup_steps]
     steps = np.unique(np.concatenate([np.linspace(0, total_steps, points), corners]).astype("int64"))
-    learning_rates = np.asarray(schedule(steps), "float64")
+    import keras
+    learning_rates = keras.ops.convert_to_numpy(schedule(steps)).astype("float64")
     phases = [(short_length, 1.0 - long_fraction), (long_length, long_fraction)]
     tokens = sum(fraction * total_steps * batch_size * length for length, fraction in phases)
     flops = sum(fraction * total_steps * batch_size * length * training_flops_per_token(config, length, parameters)
