@@ -4,9 +4,18 @@ Readers (a resumed run, a grader, `load_hf_checkpoint`) then see either the old 
 No heavy imports here: the grading and exercise commands use it too.
 """
 
+import contextlib
+import datetime
 import os
+import socket
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+    import msvcrt
 
 
 def atomic_write(path, write):
@@ -62,3 +71,49 @@ def check_writable_dir(folder, flag, consequence=""):
                          f"can write to.{' ' + consequence if consequence else ''}") from error
     return folder
 
+
+
+class FolderInUse(RuntimeError):
+    """Another process holds the folder's lock (`exclusive_lock`)."""
+
+
+LOCK_NAME = ".bertlib.lock"
+
+
+@contextlib.contextmanager
+def exclusive_lock(folder, flag, command):
+    """Hold `folder`'s lock for the block, or raise `FolderInUse` at once when another run holds it.
+
+    The lock is the operating system's (`flock` on Linux and macOS, `msvcrt.locking` on Windows) on the file
+    `.bertlib.lock`, so it is released when the holder ends, also when it is killed; the file says who holds
+    it (process id, machine, start time), for the message of the run that is refused.
+
+    Args:
+        folder: the folder (it must exist).
+        flag: str, the option that named it ("--checkpoint-dir"), for the message.
+        command: str, what holds it ("bertlib pretrain").
+    """
+    path = Path(folder) / LOCK_NAME
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held until the block ends)
+    try:
+        try:
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise FolderInUse(
+                f"{flag} {folder} is in use by another run ({holder}); two runs in one folder would overwrite "
+                f"each other's checkpoints and results. Nothing was done. Wait until that run ends (or stop "
+                f"it), or choose another {flag}.") from None
+        handle.seek(0)
+        handle.truncate()
+        started = datetime.datetime.now().isoformat(timespec="seconds")
+        handle.write(f"{command}, process {os.getpid()} on {socket.gethostname()}, started {started}\n")
+        handle.flush()
+        yield path
+    finally:
+        handle.close()  # closing releases the lock

@@ -202,7 +202,10 @@ TINY_DEFAULTS = {
 }
 # The library files a cached model depends on: a change to any of them retrains.
 _SOURCES = ("config.py", "layers.py", "model.py", "masking.py", "nsp.py", "data.py", "tokenizer.py",
-            "training.py", "corpora.py")
+            "training.py", "callbacks.py", "settings.py", "corpora.py")
+# The layout of a cached model's folder and how it was trained; a new format never loads an older folder.
+# 2: trained by bertlib.training.pretrain (1: a fit loop of this module's own).
+CACHE_FORMAT = 2
 
 
 class TinyModel(NamedTuple):
@@ -236,7 +239,7 @@ def tiny_settings(**settings):
 def tiny_key(settings):
     """The cache key: a hash of the settings and of the library code that trains the model."""
     package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    digest = hashlib.sha256(json.dumps({"format": CACHE_FORMAT, **settings}, sort_keys=True).encode())
     for name in _SOURCES:
         digest.update((package / name).read_bytes())
     for function in (_pretrain_into, _tokenizer_for, _documents):  # this module's training code, not its printing
@@ -318,51 +321,36 @@ def _documents(corpus):
 
 
 def _pretrain_into(folder, settings):
-    import keras
-
-    from bertlib import data, training
+    """Pretrain with `bertlib.training.pretrain` (the library's one training loop) and save into `folder`."""
+    from bertlib import training
     from bertlib.config import BertConfig
-    from bertlib.masking import MaskedLMMasker
-    from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
 
     documents = _documents(settings["corpus"])
     tokenizer = _tokenizer_for(settings, documents, folder)
-    previous_policy = keras.config.dtype_policy()
+    config = BertConfig(num_layers=settings["num_layers"], num_heads=settings["num_heads"],
+                        hidden_dim=settings["hidden_dim"], intermediate_dim=4 * settings["hidden_dim"],
+                        vocabulary_size=tokenizer.vocabulary_size, dropout=settings["dropout"],
+                        max_sequence_length=max(128, settings["seq_length"]))
+    steps = settings["steps"]
+    interval = steps // 10 if steps % 10 == 0 else steps  # ten logged intervals: the history's points
+    run = training.PretrainSettings(
+        corpus=settings["corpus"], steps=steps, batch_size=settings["batch_size"],
+        seq_length=settings["seq_length"], max_predictions=settings["max_predictions"],
+        learning_rate=settings["learning_rate"], warmup_steps=max(1, int(steps * settings["warmup_fraction"])),
+        mask_token_rate=settings["mask_token_rate"], random_token_rate=settings["random_token_rate"],
+        next_sentence=settings["next_sentence"], dropout=settings["dropout"], seed=settings["seed"],
+        precision=settings["precision"], log_every=interval, checkpoint_every=interval)
     try:
-        training.set_precision(settings["precision"])
-        config = BertConfig(num_layers=settings["num_layers"], num_heads=settings["num_heads"],
-                            hidden_dim=settings["hidden_dim"], intermediate_dim=4 * settings["hidden_dim"],
-                            vocabulary_size=tokenizer.vocabulary_size, dropout=settings["dropout"],
-                            max_sequence_length=max(128, settings["seq_length"]))
-        arrays = data.build_pretraining_arrays(documents, tokenizer, max_seq_length=settings["seq_length"],
-                                               seed=settings["seed"])
-        masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=settings["max_predictions"],
-                                               mask_token_rate=settings["mask_token_rate"],
-                                               random_token_rate=settings["random_token_rate"])
-        steps = settings["steps"]
-        keras.utils.set_random_seed(settings["seed"])
-        pretrainer = BertPretrainer(BertBackbone(config), next_sentence=settings["next_sentence"])
-        pretrainer.compile(optimizer=training.make_optimizer(
-            settings["learning_rate"], max(1, int(steps * settings["warmup_fraction"])), steps))
-        dataset = data.pretraining_dataset(arrays, settings["batch_size"], masker, seed=settings["seed"]).map(
-            lambda features: pretraining_batch(features, next_sentence=settings["next_sentence"]))
-        intervals = 10 if steps % 10 == 0 else 1
-        history = pretrainer.fit(dataset, steps_per_epoch=steps // intervals, epochs=intervals, verbose=0,
-                                 shuffle=False).history
-        # One output: Keras says "accuracy"; two: "mlm_logits_accuracy" and "nsp_logits_accuracy".
-        history = {("mlm_accuracy" if name in ("accuracy", "mlm_logits_accuracy") else
-                    "nsp_accuracy" if name == "nsp_logits_accuracy" else name): [float(v) for v in values]
-                   for name, values in history.items()}
-        for name, values in history.items():
-            if any(math.isnan(value) for value in values):
-                raise ValueError(f"tiny_pretrained: {name} became NaN during pretraining with {settings}; "
-                                 "try a smaller learning_rate.")
-        pretrainer.save(folder / "pretrainer.keras")
-        (folder / "history.json").write_text(json.dumps(history))
-        (folder / "config.json").write_text(json.dumps(config.to_dict()))
-        (folder / "settings.json").write_text(json.dumps(settings, sort_keys=True, indent=1))  # written last
-    finally:
-        keras.config.set_dtype_policy(previous_policy)
+        result = training.pretrain(run, tokenizer=tokenizer, config=config, verbose=False)
+    except FloatingPointError as error:
+        raise ValueError(f"tiny_pretrained: {error} (settings {settings}); try a smaller learning_rate.") from error
+    history = {name: [record[name] for record in result["history"]]
+               for name in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
+               if result["history"][0][name] is not None}
+    result["pretrainer"].save(folder / "pretrainer.keras")
+    (folder / "history.json").write_text(json.dumps(history))
+    (folder / "config.json").write_text(json.dumps(config.to_dict()))
+    (folder / "settings.json").write_text(json.dumps(settings, sort_keys=True, indent=1))  # written last
 
 
 def _load(folder, settings, cached):
