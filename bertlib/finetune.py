@@ -2,8 +2,10 @@
 
 One small head goes on the pretrained encoder (`bertlib.tasks.heads`, figure 4) and every parameter is trained
 end to end for a few epochs with a small learning rate: AdamW, warmup over the first 10% of steps, then linear
-decay. `finetune()` reads a task's files (`bertlib.tasks`), builds the model from INIT, trains, and returns the
-dev metrics of `bertlib.metrics`; with a grid it runs appendix A.3's search and keeps the best run on dev.
+decay. A run's settings are one `FinetuneSettings` object (it gives `bertlib finetune` its options, and
+`metrics.json` records it). `finetune()` composes a task object of `bertlib.tasks` (which reads its files,
+builds its head, compiles, scores dev and writes its predictions) with the model from INIT and the training
+loop, and returns the dev metrics; with a grid it runs appendix A.3's search and keeps the best run on dev.
 
 INIT is one of:
 - a preset name ("tiny", ..., "base"): random initialization, the real uncased vocabulary;
@@ -24,17 +26,27 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-
-from bertlib import distribute, metrics, tasks
+from bertlib import distribute, settings, tasks
 from bertlib.files import atomic_write, check_writable_dir
 from bertlib.files import write_text_atomically as _write_text
+from bertlib.settings import setting
+from bertlib.tasks._task import (  # noqa: F401 (the batching helpers are also used as finetune.*)
+    LENGTH_MULTIPLE,
+    SORTING_POOL_BATCHES,
+    TaskData,
+    length_bucketed_batches,
+    predict,
+    row_lengths,
+)
+from bertlib.tasks._task import batch_inputs as _batch_inputs
+from bertlib.tasks._task import predict as _predict  # noqa: F401
+from bertlib.tasks._task import row_lengths as _lengths
+from bertlib.training import make_optimizer, seeded
 
 WARMUP_FRACTION = 0.1  # the released fine-tuning code warms up over the first 10% of steps
 # Appendix A.3: "Batch size: 16, 32; Learning rate (Adam): 5e-5, 3e-5, 2e-5; Number of epochs: 2, 3, 4".
 PAPER_GRID = {"batch_size": (16, 32), "learning_rate": (5e-5, 3e-5, 2e-5), "epochs": (2, 3, 4)}
-LENGTH_MULTIPLE = 16  # batches are cut to their longest sequence rounded up to this: few distinct shapes
-SORTING_POOL_BATCHES = 50  # training batches are formed from length-sorted pools of this many batches
+POOLINGS = ("cls", "mean")
 
 
 # INIT: a preset, a .keras file or a Hugging Face folder -------------------------------------------------------
@@ -42,21 +54,19 @@ SORTING_POOL_BATCHES = 50  # training batches are formed from length-sorted pool
 def load_init(init, seed=None):
     """`(backbone, tokenizer)` for INIT (see the module docstring); a clear error when INIT is none of them.
 
-    `seed` (int) seeds Keras first, so a preset's random initial weights are the same on every run.
+    `seed` (int) fixes a preset's random initial weights (`bertlib.training.seeded`: the caller's random state
+    is left as it was).
     """
-    import keras
-
     from bertlib.config import BertConfig
     from bertlib.data import default_tokenizer
     from bertlib.model import BertBackbone
     from bertlib.tokenizer import WordPieceTokenizer
 
-    if seed is not None:
-        keras.utils.set_random_seed(seed)
     path = Path(init)
     if str(init) in BertConfig.preset_names() and not path.exists():
         tokenizer = default_tokenizer()
-        backbone = BertBackbone(BertConfig.preset(str(init), vocabulary_size=tokenizer.vocabulary_size))
+        with seeded(seed) if seed is not None else contextlib.nullcontext():
+            backbone = BertBackbone(BertConfig.preset(str(init), vocabulary_size=tokenizer.vocabulary_size))
     elif path.is_dir():
         from bertlib.checkpoint import load_hf_checkpoint
 
@@ -107,221 +117,132 @@ def _backbone_from_keras_file(path, backbone_class):
     return backbone
 
 
-# Data: features and targets per task ---------------------------------------------------------------------------
+# Settings -----------------------------------------------------------------------------------------------------
 
-@dataclasses.dataclass
-class TaskData:
-    """Model inputs and targets for train and dev, plus what evaluation needs to score dev predictions."""
+@dataclasses.dataclass(frozen=True)
+class FinetuneSettings:
+    """Every setting of a fine-tuning run (§4, A.3), checked when the object is made.
 
-    task: str
-    train_inputs: dict
-    train_targets: object
-    dev_inputs: dict
-    dev_targets: object
-    train_examples: int  # questions for SQuAD, which has several windows (rows) per question
-    dev_extra: dict = dataclasses.field(default_factory=dict)  # SQuAD examples, MNLI mismatched, label names
+    Example:
+    >>> settings = FinetuneSettings(task="sst2", init="runs/tiny/backbone.keras", epochs=2)
+    >>> finetune(settings)["accuracy"]
+    """
+
+    task: str = setting(help=f"one of {', '.join(tasks.TASKS)}")
+    init: str | None = setting(None, "preset name (random init), .keras file from `bertlib pretrain`, or Hugging "
+                               "Face folder", required=True)
+    data_dir: str | None = setting(None, "GLUE folder (or the task's), SQuAD folder or JSON file, SWAG folder "
+                                   "(default: the task's data found by name, or downloaded once and cached: "
+                                   "`bertlib download`)")
+    epochs: int = setting(3, "training epochs (A.3: 2, 3 or 4)")
+    batch_size: int = setting(32, "examples per step (A.3: 16 or 32)")
+    learning_rate: float = setting(2e-5, "peak learning rate (A.3: 5e-5, 3e-5 or 2e-5)")
+    max_seq_length: int = setting(128, "tokens per sequence (pair)")
+    seed: int = setting(0, "seed of the head, dropout, the training subset and the shuffling")
+    output_dir: str | None = setting(None, "keep model.keras, predictions and metrics.json here (a new or empty "
+                                     "folder)")
+    overwrite: bool = setting(False, "replace the outputs of an earlier run in --output-dir")
+    grid: str | None = setting(None, "hyperparameter search on dev: alone, appendix A.3's grid; or a subset such "
+                               "as 'batch_size=16,32;learning_rate=2e-5;epochs=2,3'", nargs="?", const="",
+                               metavar="SPEC")
+    pooling: str = setting("cls", "GLUE head input: the pooled [CLS] vector (paper) or the mean of the tokens",
+                           choices=POOLINGS)
+    max_train_examples: int | None = setting(None, "train on a random subset", type=int)
+    max_eval_examples: int | None = setting(None, "score the first N dev examples", type=int)
+    doc_stride: int = setting(128, "SQuAD: tokens between paragraph windows")
+    max_query_length: int = setting(64, "SQuAD: question tokens kept")
+    n_best_size: int = setting(20, "SQuAD: start and end candidates per window")
+    max_answer_length: int = setting(30, "SQuAD: the longest answer, in tokens")
+    null_score_diff_threshold: float = setting(0.0, "SQuAD v2.0: answer '' when the null score beats the best "
+                                               "span by more than this")
+    na_prob_thresh: float = setting(1.0, "SQuAD v2.0 scoring, as evaluate-v2.0.py with null_odds.json as "
+                                    "--na-prob-file")
+    jit_compile: object = setting("auto", "Keras' compile option: XLA ('auto') for long runs, False saves the "
+                                  "compile time of very short ones", cli=False)
+    verbose: int = setting(1, "print the mean training loss (and accuracy) after each epoch", cli=False)
+
+    def __post_init__(self):
+        owner = type(self).__name__
+        tasks.check_task(self.task)
+        settings.check_positive_int(owner, epochs=self.epochs, batch_size=self.batch_size,
+                                    max_seq_length=self.max_seq_length, doc_stride=self.doc_stride,
+                                    max_query_length=self.max_query_length, n_best_size=self.n_best_size,
+                                    max_answer_length=self.max_answer_length)
+        settings.check_optional_positive_int(owner, max_train_examples=self.max_train_examples,
+                                             max_eval_examples=self.max_eval_examples)
+        settings.check_number(owner, "learning_rate", self.learning_rate, 0, low_open=True)
+        settings.check_int(owner, "seed", self.seed, 0)
+        settings.check_choice(owner, "pooling", self.pooling, POOLINGS)
+        for name in ("null_score_diff_threshold", "na_prob_thresh"):
+            settings.check_number(owner, name, getattr(self, name))
+        self.runs()  # a grid that does not parse is refused now
+
+    def runs(self):
+        """The hyperparameters of each run: one, or the grid's (`parse_grid`)."""
+        if self.grid is None:
+            return [{"epochs": self.epochs, "batch_size": self.batch_size, "learning_rate": self.learning_rate}]
+        return parse_grid(self.grid, batch_size=self.batch_size, learning_rate=self.learning_rate,
+                          epochs=self.epochs)
 
 
-def _subset(count, limit, seed=None):
-    """Indices of at most `limit` of `count` items: a seeded random sample (training) or the first ones."""
-    if limit is None or limit >= count:
-        return np.arange(count)
-    if limit <= 0:
-        raise ValueError(f"The example limit must be positive, got {limit}.")
-    if seed is None:
-        return np.arange(limit)
-    return np.sort(np.random.default_rng(seed).permutation(count)[:limit])
+def _settings(given, by_name):
+    if isinstance(given, FinetuneSettings):
+        return dataclasses.replace(given, **by_name) if by_name else given
+    return FinetuneSettings(task=given.name if isinstance(given, tasks.Task) else given, **by_name)
 
+
+# Composition: data, model, training, evaluation ---------------------------------------------------------------
 
 def prepare_data(task, data_dir, tokenizer, max_seq_length=128, max_train_examples=None, max_eval_examples=None,
                  seed=0, doc_stride=128, max_query_length=64):
-    """Read and featurize the task's train and dev files (see `bertlib.tasks`)."""
-    tasks.check_task(task)
-    if task in tasks.GLUE_TASKS:
-        return _prepare_glue(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed)
-    if task == "swag":
-        contexts, candidates, labels = tasks.load_swag(tasks.swag_file(data_dir, "train"))
-        keep = _subset(len(labels), max_train_examples, seed)
-        train_inputs = tasks.pack_swag([contexts[i] for i in keep], [candidates[i] for i in keep], tokenizer,
-                                       max_seq_length)
-        contexts, candidates, dev_labels = tasks.load_swag(tasks.swag_file(data_dir, "dev"))
-        keep_dev = _subset(len(dev_labels), max_eval_examples)
-        dev_inputs = tasks.pack_swag([contexts[i] for i in keep_dev], [candidates[i] for i in keep_dev], tokenizer,
-                                     max_seq_length)
-        return TaskData(task, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev], len(keep))
-    # SQuAD
-    train_examples, _ = tasks.load_squad(tasks.squad_file(task, data_dir, "train"))
-    train_examples = [train_examples[i] for i in _subset(len(train_examples), max_train_examples, seed)]
-    dev_examples, dev_dataset = tasks.load_squad(tasks.squad_file(task, data_dir, "dev"))
-    dev_examples = [dev_examples[i] for i in _subset(len(dev_examples), max_eval_examples)]
-    options = {"max_seq_length": max_seq_length, "doc_stride": doc_stride, "max_query_length": max_query_length}
-    train = tasks.squad_features(train_examples, tokenizer, **options)
-    dev = tasks.squad_features(dev_examples, tokenizer, **options)
-    return TaskData(task, train.inputs, {"start_logits": train.start_positions, "end_logits": train.end_positions},
-                    dev.inputs, None, len(train_examples), {"examples": dev_examples, "features": dev,
-                                       "dataset": _only_questions(dev_dataset, {e.qid for e in dev_examples})})
+    """Read and featurize the task's train and dev files (`Task.read`)."""
+    run = FinetuneSettings(task=tasks.get(task).name, data_dir=data_dir, max_seq_length=max_seq_length,
+                           max_train_examples=max_train_examples, max_eval_examples=max_eval_examples, seed=seed,
+                           doc_stride=doc_stride, max_query_length=max_query_length)
+    return tasks.get(task).read(data_dir, tokenizer, run)
 
-
-def _prepare_glue(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed):
-    train = tasks.load_glue(task, data_dir, "train")
-    train = train.take(_subset(len(train), max_train_examples, seed))
-    dev = tasks.load_glue(task, data_dir, "dev")
-    dev = dev.take(_subset(len(dev), max_eval_examples))
-    extra = {"labels": tasks.GLUE_TASKS[task].labels}
-    if task == "mnli":
-        try:
-            mismatched = tasks.load_glue(task, data_dir, "dev_mismatched")
-        except FileNotFoundError:
-            mismatched = None  # reported when present
-        if mismatched is not None:
-            mismatched = mismatched.take(_subset(len(mismatched), max_eval_examples))
-            extra["mismatched"] = (tasks.pack_examples(mismatched, tokenizer, max_seq_length), mismatched.labels)
-    return TaskData(task, tasks.pack_examples(train, tokenizer, max_seq_length), train.labels,
-                    tasks.pack_examples(dev, tokenizer, max_seq_length), dev.labels, len(train), extra)
-
-
-def _only_questions(dataset, qids):
-    """The SQuAD "data" list reduced to the questions in `qids` (so a dev subset is scored on itself)."""
-    articles = []
-    for article in dataset:
-        paragraphs = [{**paragraph, "qas": [q for q in paragraph["qas"] if q["id"] in qids]}
-                      for paragraph in article["paragraphs"]]
-        paragraphs = [paragraph for paragraph in paragraphs if paragraph["qas"]]
-        if paragraphs:
-            articles.append({**article, "paragraphs": paragraphs})
-    return articles
-
-
-def length_bucketed_batches(lengths, batch_size, shuffle=False, seed=0):
-    """Row indices of each batch, every batch exactly `batch_size` rows (a short last batch is topped up,
-    with rows from the start of the order), so the compiled step sees few distinct shapes.
-
-    Most GLUE sentences are far shorter than max_seq_length, so a batch is cut to its longest row
-    (`_batch_inputs`). Shuffled batches come from length-sorted pools of `SORTING_POOL_BATCHES` batches, in a
-    random order; unshuffled ones (for prediction) are fully length-sorted.
-    """
-    count = len(lengths)
-    if shuffle:
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(count)
-        pool = batch_size * SORTING_POOL_BATCHES
-        order = np.concatenate([chunk[np.argsort(lengths[chunk], kind="stable")]
-                                for chunk in np.split(order, range(pool, count, pool))])
-    else:
-        order = np.argsort(lengths, kind="stable")
-    shortfall = -count % batch_size
-    order = np.concatenate([order, np.resize(order, shortfall)])
-    batches = order.reshape(-1, batch_size)
-    return batches[rng.permutation(len(batches))] if shuffle else batches
-
-
-def _lengths(inputs):
-    mask = inputs["padding_mask"]  # (n, seq) or (n, choices, seq)
-    return mask.reshape(len(mask), -1, mask.shape[-1]).sum(axis=-1).max(axis=-1)
-
-
-def _batch_inputs(inputs, rows, lengths, trim=True):
-    """The rows of `inputs`, cut to the batch's longest sequence rounded up to `LENGTH_MULTIPLE`."""
-    length = inputs["padding_mask"].shape[-1]
-    if trim:
-        length = min(length, -(-int(lengths[rows].max()) // LENGTH_MULTIPLE) * LENGTH_MULTIPLE)
-    return {name: array[rows][..., :length] for name, array in inputs.items()}
-
-
-def _predict(model, inputs, batch_size, trim=True):
-    """Model outputs for every row of `inputs`, in order (batches run length-sorted, then are put back)."""
-    lengths = _lengths(inputs)
-    batches = length_bucketed_batches(lengths, batch_size)
-    outputs = [model.predict_on_batch(_batch_inputs(inputs, rows, lengths, trim)) for rows in batches]
-    first = np.unique(batches.reshape(-1), return_index=True)[1]  # where each row first appears
-    if isinstance(outputs[0], dict):
-        return {name: np.concatenate([np.asarray(o[name]) for o in outputs])[first] for name in outputs[0]}
-    return np.concatenate([np.asarray(output) for output in outputs])[first]
-
-
-# Model, training and evaluation -------------------------------------------------------------------------------
 
 def build_model(task, backbone, pooling="cls"):
     """The backbone with the task's head (§4, figure 4); `pooling` applies to GLUE classifiers."""
-    from bertlib.tasks.heads import BertClassifier, BertMultipleChoice, BertSpanExtractor
-
-    dropout = backbone.config.dropout
-    if task in tasks.GLUE_TASKS:
-        return BertClassifier(backbone, tasks.num_labels(task), dropout=dropout, pooling=pooling,
-                              name=f"{task}_classifier")
-    if task == "swag":
-        return BertMultipleChoice(backbone, dropout=dropout, name="swag_multiple_choice")
-    return BertSpanExtractor(backbone, name=f"{task}_span_extractor")
+    task = tasks.get(task)
+    return task.build_model(backbone, FinetuneSettings(task=task.name, pooling=pooling))
 
 
-def _compile(model, task, learning_rate, total_steps, jit_compile="auto"):
-    import keras
-
-    from bertlib.training import make_optimizer
-
-    optimizer = make_optimizer(learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
-                               total_steps=total_steps)
-    if task == "stsb":
-        model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError(), jit_compile=jit_compile)
-    elif task.startswith("squad"):
-        # The released code averages the start and end cross-entropies.
-        cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        model.compile(optimizer=optimizer, loss={"start_logits": cross_entropy, "end_logits": cross_entropy},
-                      loss_weights={"start_logits": 0.5, "end_logits": 0.5}, jit_compile=jit_compile)
-    else:
-        model.compile(optimizer=optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")], jit_compile=jit_compile)
+def evaluate(task, model, data, **settings_by_name):
+    """Dev metrics and predictions: `(metrics dict, predictions)` (`Task.evaluate`)."""
+    task = tasks.get(task)
+    return task.evaluate(model, data, FinetuneSettings(task=task.name, **settings_by_name))
 
 
-def evaluate(task, model, data, batch_size=64, n_best_size=20, max_answer_length=30,
-             null_score_diff_threshold=0.0, na_prob_thresh=1.0):
-    """Dev metrics and predictions: `(metrics dict, predictions)`.
+def train_and_evaluate(task, data, backbone, settings_=None, **settings_by_name):
+    """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`.
 
-    SQuAD v2.0 is scored as the official script with `--na-prob-file null_odds.json --na-prob-thresh
-    na_prob_thresh`: the null score differences serve as no-answer values, so the result also has
-    `best_exact`, `best_f1` and their thresholds.
+    `settings_` is a `FinetuneSettings`, or its fields are given by name (`epochs=2, batch_size=16`).
     """
-    if task.startswith("squad"):
-        features, examples = data.dev_extra["features"], data.dev_extra["examples"]
-        logits = _predict(model, data.dev_inputs, batch_size, trim=False)
-        answers, null_score_diffs = tasks.squad_predictions(
-            examples, features, logits["start_logits"], logits["end_logits"], n_best_size=n_best_size,
-            max_answer_length=max_answer_length, version_2=task == "squad_v2",
-            null_score_diff_threshold=null_score_diff_threshold)
-        version_2 = task == "squad_v2"
-        scores = metrics.squad_evaluate(data.dev_extra["dataset"], answers, version_2=version_2,
-                                        na_probs=null_score_diffs if version_2 else None,
-                                        na_prob_thresh=na_prob_thresh)
-        return scores, {"answers": answers, "null_score_diffs": null_score_diffs}
-    outputs = _predict(model, data.dev_inputs, batch_size)
-    predictions = outputs[:, 0] if task == "stsb" else outputs.argmax(axis=-1)
-    if not np.isfinite(outputs).all():  # argmax would turn NaN logits into class 0: no score is honest
-        warnings.warn(f"The model's dev outputs hold {int((~np.isfinite(outputs)).sum())} NaN or infinite "
-                      "values; the metrics are NaN. Try a lower learning rate.", RuntimeWarning, stacklevel=2)
-        return {name: math.nan for name in metrics.TASK_METRICS[task]}, {"dev": predictions}
-    scores = metrics.compute_metrics(task, data.dev_targets, predictions)
-    result = {"dev": predictions}
-    if "mismatched" in data.dev_extra:
-        inputs, labels = data.dev_extra["mismatched"]
-        result["dev_mismatched"] = _predict(model, inputs, batch_size).argmax(axis=-1)
-        scores["accuracy_mismatched"] = metrics.accuracy(labels, result["dev_mismatched"])
-    return scores, result
+    task = tasks.get(task)
+    run = _settings(settings_ if settings_ is not None else task, settings_by_name)
+    with seeded(run.seed):
+        model = task.build_model(backbone, run)
+    steps_per_epoch = -(-len(_lengths(data.train_inputs)) // run.batch_size)
+    total_steps = run.epochs * steps_per_epoch
+    task.compile(model, make_optimizer(run.learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
+                                       total_steps=total_steps), jit_compile=run.jit_compile)
+    means, train_cpu_seconds = train_epochs(model, data, run, trim=task.trim_batches)
+    scores, predictions = task.evaluate(model, data, run)
+    result = {"task": task.name, **scores, "epochs": run.epochs, "batch_size": run.batch_size,
+              "learning_rate": run.learning_rate, "train_examples": data.train_examples, **data.report,
+              "last_epoch_train_loss": means["loss"], "train_cpu_seconds": round(train_cpu_seconds, 1)}
+    return model, result, predictions
 
 
-def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_rate=2e-5, seed=0, verbose=1,
-                       jit_compile="auto", pooling="cls", **evaluation_options):
-    """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`."""
-    import keras
-
-    keras.utils.set_random_seed(seed)
-    model = build_model(task, backbone, pooling=pooling)
-    trim = not task.startswith("squad")  # span logits must keep every position
+def train_epochs(model, data, run, trim=True):
+    """`run.epochs` passes over the training rows in shuffled, length-bucketed batches (`train_on_batch`: the
+    batches have different lengths, so no input pipeline is needed). Returns the last epoch's mean logs and the
+    CPU seconds spent."""
     lengths = _lengths(data.train_inputs)
-    steps_per_epoch = -(-len(lengths) // batch_size)
-    _compile(model, task, learning_rate, total_steps=epochs * steps_per_epoch, jit_compile=jit_compile)
     start = time.process_time()
-    for epoch in range(epochs):
-        batches = length_bucketed_batches(lengths, batch_size, shuffle=True, seed=(seed, epoch))
+    for epoch in range(run.epochs):
+        batches = length_bucketed_batches(lengths, run.batch_size, shuffle=True, seed=(run.seed, epoch))
         totals = {}
         for rows in batches:
             targets = ({name: array[rows] for name, array in data.train_targets.items()}
@@ -331,14 +252,71 @@ def train_and_evaluate(task, data, backbone, epochs=3, batch_size=32, learning_r
                                         return_dict=True)
             totals = {name: totals.get(name, 0.0) + float(value) for name, value in logs.items()}
         means = {name: round(total / len(batches), 4) for name, total in totals.items()}
-        if verbose:
-            print(f"epoch {epoch + 1}/{epochs}: mean {means} ({time.process_time() - start:.0f} s CPU)", flush=True)
-    train_cpu_seconds = time.process_time() - start
-    scores, predictions = evaluate(task, model, data, **evaluation_options)
-    result = {"task": task, **scores, "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
-              "train_examples": data.train_examples, "last_epoch_train_loss":
-              means["loss"], "train_cpu_seconds": round(train_cpu_seconds, 1)}
-    return model, result, predictions
+        if run.verbose:
+            print(f"epoch {epoch + 1}/{run.epochs}: mean {means} ({time.process_time() - start:.0f} s CPU)",
+                  flush=True)
+    return means, time.process_time() - start
+
+
+def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_model=False, **settings_by_name):
+    """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
+
+    Args:
+        task: a `FinetuneSettings`, or the task's name: a GLUE task ("cola", "sst2", "mrpc", "stsb", "qqp",
+            "mnli", "qnli", "rte", "wnli"), "squad_v1", "squad_v2" or "swag".
+        data_dir: the GLUE folder (or the task's folder), the SQuAD folder (or one JSON file, used for train
+            and dev), or the SWAG folder (train.csv, val.csv); None finds the task's data by name
+            (`bertlib.datasets.find`), downloading it once into the cache if it is nowhere on this machine.
+        init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
+        log: optional callable taking each finished run's result dict (the CLI prints them).
+        strategy: optional `tf.distribute` strategy (`bertlib.distribute.get_strategy`); INIT is loaded and
+            trained inside its scope.
+        return_model: also return the best fine-tuned model: `(result, model)`.
+        **settings_by_name: the other `FinetuneSettings` fields (epochs, batch_size, learning_rate,
+            max_seq_length, seed, output_dir, overwrite, grid, pooling, ...); with a `FinetuneSettings`, they
+            replace its values. `output_dir` must be empty or new (unless `overwrite`) and writable; both are
+            checked before any work. If writing still fails at the end, the outputs go to a new temporary
+            folder, named in a warning and in the result's "output_dir".
+
+    Example:
+    >>> finetune("sst2", None, "tiny", epochs=1, max_train_examples=64)["accuracy"]
+    """
+    if not isinstance(task, FinetuneSettings):
+        settings_by_name = {"data_dir": data_dir, "init": init, **settings_by_name}
+    run = _settings(task, settings_by_name)
+    if run.init is None:
+        raise ValueError("finetune needs INIT (init=, --init): a preset name, a .keras file or a Hugging Face folder.")
+    task = tasks.get(run.task)
+    output_dir = check_output_dir(run.output_dir, run.overwrite) if run.output_dir is not None else None
+    distribute.configure_cpu()
+    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+    with scope:
+        backbone, tokenizer = load_init(run.init, seed=run.seed)
+    if run.max_seq_length > backbone.config.max_sequence_length:
+        raise ValueError(f"max_seq_length={run.max_seq_length} exceeds the model's "
+                         f"{backbone.config.max_sequence_length} learned positions.")
+    data = task.read(run.data_dir, tokenizer, run)
+    runs, best = [], None
+    for index, hyperparameters in enumerate(run.runs()):
+        with scope:
+            if index > 0:
+                backbone, _ = load_init(run.init, seed=run.seed)  # every run starts from INIT's weights
+            model, result, predictions = train_and_evaluate(task, data, backbone,
+                                                            dataclasses.replace(run, **hyperparameters))
+        runs.append(result)
+        if log is not None:
+            log(result)
+        if best is None or task.selection_score(result) > task.selection_score(best[1]):
+            best = (model, result, predictions)
+    model, result, predictions = best
+    if run.grid is not None:
+        result = {**result, "runs": runs}
+    if output_dir is not None:
+        written = write_with_fallback(output_dir, task.name, lambda folder: save_outputs(
+            folder, task, model, tokenizer, result, predictions, data, run))
+        if written != output_dir:
+            result = {**result, "output_dir": str(written)}
+    return (result, model) if return_model else result
 
 
 def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
@@ -366,99 +344,9 @@ def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
     return [dict(zip(names, combination)) for combination in itertools.product(*(values[n] for n in names))]
 
 
-def finetune(task, data_dir, init, epochs=3, batch_size=32, learning_rate=2e-5, max_seq_length=128, seed=0,
-             output_dir=None, grid=None, max_train_examples=None, max_eval_examples=None, doc_stride=128,
-             max_query_length=64, n_best_size=20, max_answer_length=30, null_score_diff_threshold=0.0,
-             na_prob_thresh=1.0, verbose=1,
-             jit_compile="auto", log=None, pooling="cls", strategy=None, return_model=False, overwrite=False):
-    """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
-
-    Args:
-        task: a GLUE task ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli"), "squad_v1",
-            "squad_v2" or "swag".
-        data_dir: the GLUE folder (or the task's folder), the SQuAD folder (or one JSON file, used for train
-            and dev), or the SWAG folder (train.csv, val.csv); None finds the task's data by name
-            (`bertlib.datasets.find`), downloading it once into the cache if it is nowhere on this machine.
-        init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
-        epochs, batch_size, learning_rate: the fine-tuning hyperparameters (appendix A.3).
-        max_seq_length: int, defaults to 128.
-        seed: int. Seeds the head, dropout, the training subset and the shuffling.
-        output_dir: optional folder for the model (`model.keras`), its `vocab.txt`, the dev predictions and
-            `metrics.json`. It must be empty or new (unless `overwrite`) and writable; both are checked
-            before any work. If writing still fails at the end, the outputs go to a new temporary folder,
-            named in a warning and in the result's "output_dir".
-        grid: None (one run), "" (appendix A.3's 18 runs) or a subset spec (`parse_grid`).
-        max_train_examples: optional size of a seeded random training subset.
-        max_eval_examples: optional number of the first dev examples to score.
-        doc_stride, max_query_length, n_best_size, max_answer_length, null_score_diff_threshold: SQuAD.
-        na_prob_thresh: SQuAD v2.0 scoring, the official script's `--na-prob-thresh` (`evaluate`).
-        verbose: print the mean training loss (and accuracy) after each epoch.
-        jit_compile: Keras' `compile` option; XLA ("auto") makes long runs faster, False saves the compile
-            time of very short ones.
-        log: optional callable taking each finished run's result dict (the CLI prints them).
-        pooling: "cls" (the paper's pooled [CLS] vector) or "mean" (average of the real tokens), for GLUE.
-            Sentence-embedding checkpoints such as all-MiniLM-L6-v2 never trained their [CLS] pooler.
-        strategy: optional `tf.distribute` strategy (`bertlib.distribute.get_strategy`); INIT is loaded and
-            trained inside its scope.
-        return_model: also return the best fine-tuned model: `(result, model)`.
-        overwrite: bool, defaults to False. Replace the outputs of an earlier run in `output_dir` (all of
-            bertlib's output files there are removed first, so two runs' files never mix).
-
-    Example:
-    >>> finetune("sst2", None, "tiny", epochs=1, max_train_examples=64)["accuracy"]
-    """
-    tasks.check_task(task)
-    for name, value in {"epochs": epochs, "batch_size": batch_size, "max_seq_length": max_seq_length}.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if not learning_rate > 0:
-        raise ValueError(f"learning_rate must be positive, got {learning_rate!r}.")
-    if task.startswith("squad"):
-        for name, value in {"doc_stride": doc_stride, "max_query_length": max_query_length}.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if output_dir is not None:
-        output_dir = check_output_dir(output_dir, overwrite)
-    distribute.configure_cpu()
-    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
-    with scope:
-        backbone, tokenizer = load_init(init, seed=seed)
-    if max_seq_length > backbone.config.max_sequence_length:
-        raise ValueError(f"max_seq_length={max_seq_length} exceeds the model's {backbone.config.max_sequence_length} "
-                         "learned positions.")
-    data = prepare_data(task, data_dir, tokenizer, max_seq_length, max_train_examples, max_eval_examples, seed,
-                        doc_stride, max_query_length)
-    settings = ([{"epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate}] if grid is None
-                else parse_grid(grid, batch_size=batch_size, learning_rate=learning_rate, epochs=epochs))
-    runs, best = [], None
-    for index, setting in enumerate(settings):
-        with scope:
-            if index > 0:
-                backbone, _ = load_init(init, seed=seed)  # every run starts from INIT's weights
-            model, result, predictions = train_and_evaluate(
-                task, data, backbone, seed=seed, verbose=verbose, jit_compile=jit_compile, pooling=pooling,
-                n_best_size=n_best_size, max_answer_length=max_answer_length,
-                null_score_diff_threshold=null_score_diff_threshold, na_prob_thresh=na_prob_thresh, **setting)
-        runs.append(result)
-        if log is not None:
-            log(result)
-        if best is None or metrics.selection_score(task, result) > metrics.selection_score(task, best[1]):
-            best = (model, result, predictions)
-    model, result, predictions = best
-    if grid is not None:
-        result = {**result, "runs": runs}
-    if output_dir is not None:
-        written = write_with_fallback(
-            output_dir, task, lambda folder: save_outputs(folder, task, model, tokenizer, result, predictions, data))
-        if written != output_dir:
-            result = {**result, "output_dir": str(written)}
-    return (result, model) if return_model else result
-
-
 # Outputs -------------------------------------------------------------------------------------------------------
 
-OUTPUT_PATTERNS = ("model.keras", "vocab.txt", "metrics.json", "predictions.json", "null_odds.json",
-                   "*_predictions.tsv")  # what `save_outputs` writes
+FILES_WRITTEN = ("model.keras", "vocab.txt", "metrics.json")  # besides the task's predictions
 
 
 def check_output_dir(output_dir, overwrite=False):
@@ -492,14 +380,19 @@ def write_with_fallback(output_dir, task, write):
         print(f"bertlib finetune: warning: {message}", file=sys.stderr, flush=True)
         return fallback
 
-def save_outputs(output_dir, task, model, tokenizer, result, predictions, data):
-    """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json`.
+
+
+def save_outputs(output_dir, task, model, tokenizer, result, predictions, data, run=None):
+    """`model.keras`, `vocab.txt` (so the model can be an INIT again), dev predictions and `metrics.json` (the
+    result, and the run's settings under "settings").
 
     Earlier bertlib outputs in the folder are removed first, so it never mixes two runs (a different task
     writes different prediction files); `metrics.json` is written last, so its presence means complete.
     """
+    task = tasks.get(task)
+    output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    for pattern in OUTPUT_PATTERNS:
+    for pattern in (*FILES_WRITTEN, *tasks.output_patterns()):
         for old in output_dir.glob(pattern):
             if old.is_dir():
                 shutil.rmtree(old)
@@ -507,56 +400,15 @@ def save_outputs(output_dir, task, model, tokenizer, result, predictions, data):
                 old.unlink()
     atomic_write(output_dir / "model.keras", model.save)
     _write_text(output_dir / "vocab.txt", "".join(f"{token}\n" for token in tokenizer.vocabulary))
-    if task.startswith("squad"):
-        _write_text(output_dir / "predictions.json", json.dumps(predictions["answers"], indent=2) + "\n")
-        if task == "squad_v2":
-            _write_text(output_dir / "null_odds.json", json.dumps(predictions["null_score_diffs"], indent=2) + "\n")
-    else:
-        label_names = data.dev_extra.get("labels")
-        for split, values in predictions.items():
-            rows = [_prediction_text(value, label_names) for value in values]
-            _write_text(output_dir / f"{split}_predictions.tsv",
-                        "index\tprediction\n" + "".join(f"{i}\t{row}\n" for i, row in enumerate(rows)))
-    _write_text(output_dir / "metrics.json", json.dumps(result, indent=2) + "\n")
-
-
-def _prediction_text(value, label_names):
-    if label_names is None:  # STS-B's score or SWAG's choice index
-        return f"{value:.3f}" if isinstance(value, np.floating) else str(int(value))
-    return label_names[int(value)]
+    task.write_predictions(output_dir, predictions, data, _write_text)
+    record = {**result, "settings": settings.record(run)} if run is not None else result
+    _write_text(output_dir / "metrics.json", json.dumps(record, indent=2) + "\n")
 
 
 # Command line --------------------------------------------------------------------------------------------------
 
 def add_arguments(parser):
-    parser.add_argument("--task", required=True, help=f"one of {', '.join(tasks.TASKS)}")
-    parser.add_argument("--data-dir", default=None,
-                        help="GLUE folder (or the task's), SQuAD folder or JSON file, SWAG folder (default: the "
-                             "task's data found by name, or downloaded once and cached: `bertlib download`)")
-    parser.add_argument("--init", required=True,
-                        help="preset name (random init), .keras file from `bertlib pretrain`, or Hugging Face folder")
-    parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=2e-5)
-    parser.add_argument("--max-seq-length", type=int, default=128)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output-dir", default=None,
-                        help="keep model.keras, predictions and metrics.json here (a new or empty folder)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="replace the outputs of an earlier run in --output-dir")
-    parser.add_argument("--grid", nargs="?", const="", default=None, metavar="SPEC",
-                        help="hyperparameter search on dev: alone, appendix A.3's grid; or a subset such as "
-                             "'batch_size=16,32;learning_rate=2e-5;epochs=2,3'")
-    parser.add_argument("--pooling", choices=("cls", "mean"), default="cls",
-                        help="GLUE head input: the pooled [CLS] vector (paper) or the mean of the tokens")
-    parser.add_argument("--max-train-examples", type=int, default=None, help="train on a random subset")
-    parser.add_argument("--max-eval-examples", type=int, default=None, help="score the first N dev examples")
-    parser.add_argument("--doc-stride", type=int, default=128, help="SQuAD: tokens between paragraph windows")
-    parser.add_argument("--max-query-length", type=int, default=64, help="SQuAD: question tokens kept")
-    parser.add_argument("--null-score-diff-threshold", type=float, default=0.0,
-                        help="SQuAD v2.0: answer '' when the null score beats the best span by more than this")
-    parser.add_argument("--na-prob-thresh", type=float, default=1.0,
-                        help="SQuAD v2.0 scoring, as evaluate-v2.0.py with null_odds.json as --na-prob-file")
+    settings.add_arguments(parser, FinetuneSettings)
 
 
 def run(args):
@@ -564,19 +416,13 @@ def run(args):
         print(json.dumps({"run": {k: v for k, v in result.items() if k != "runs"}}), flush=True)
 
     try:
-        result = finetune(args.task, args.data_dir, args.init, epochs=args.epochs, batch_size=args.batch_size,
-                          learning_rate=args.learning_rate, max_seq_length=args.max_seq_length, seed=args.seed,
-                          output_dir=args.output_dir, grid=args.grid, max_train_examples=args.max_train_examples,
-                          max_eval_examples=args.max_eval_examples, doc_stride=args.doc_stride,
-                          max_query_length=args.max_query_length,
-                          null_score_diff_threshold=args.null_score_diff_threshold,
-                          na_prob_thresh=args.na_prob_thresh, pooling=args.pooling,
-                          log=log if args.grid is not None else None, overwrite=args.overwrite)
+        run_settings = settings.from_arguments(FinetuneSettings, args)
+        result = finetune(run_settings, log=log if args.grid is not None else None)
     except (ValueError, FileNotFoundError) as error:
         print(f"bertlib finetune: error: {error}", file=sys.stderr)
         return 2
     print(json.dumps(result), flush=True)
-    undefined = [name for name in metrics.TASK_METRICS[args.task] if not math.isfinite(result[name])]
+    undefined = [name for name in tasks.get(args.task).metric_names if not math.isfinite(result[name])]
     if undefined:
         print(f"bertlib finetune: error: the dev metrics {undefined} are NaN: the model's outputs are NaN or "
               "constant, so this run has no score. Try a lower --learning-rate.", file=sys.stderr)

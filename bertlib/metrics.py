@@ -205,6 +205,10 @@ def squad_evaluate(dataset, predictions, version_2=None, na_probs=None, na_prob_
         qid = question["id"]
         gold = [answer["text"] for answer in question["answers"]]
         has_answer[qid] = bool(gold)
+        if not gold and not version_2:
+            raise ValueError(f"SQuAD v1.1 question {qid!r} has no answers: v1.1 scores every question against its "
+                             "answers (evaluate-v1.1.py fails on it too). Unanswerable questions are v2.0's "
+                             "(version_2=True).")
         if version_2:
             gold = [text for text in gold if normalize_answer(text)] or [""]
         if qid not in predictions:

@@ -231,3 +231,130 @@ def test_squad_errors(tmp_path):
                     encoding="utf-8")
     with pytest.raises(ValueError, match=r"not in the SQuAD layout.*missing 'question'"):
         tasks.load_squad(path)
+
+
+# Text in other encodings: read with a byte order mark, refused with the file, line and bytes without one ---------
+
+SST2_ROWS = [_tsv("sentence", "label"), _tsv("a charming café film", "1"), _tsv("dull", "0")]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_glue_tsv_with_a_byte_order_mark_is_read(tmp_path, encoding):
+    path = tmp_path / "SST-2" / "train.tsv"
+    path.parent.mkdir()
+    data = "".join(row + "\r\n" for row in SST2_ROWS).encode(encoding)
+    if encoding == "utf-16-be":  # Python writes no mark for an explicit byte order: add the one a tool writes
+        data = b"\xfe\xff" + data
+    path.write_bytes(data)
+    examples = tasks.load_glue("sst2", tmp_path, "train")
+    assert examples.texts_a == ["a charming café film", "dull"] and list(examples.labels) == [1, 0]
+
+
+def test_text_that_is_not_utf8_is_refused_with_the_file_line_and_bytes(tmp_path):
+    path = tmp_path / "SST-2" / "train.tsv"
+    path.parent.mkdir()
+    path.write_bytes("".join(row + "\n" for row in SST2_ROWS).encode("cp1252"))
+    with pytest.raises(ValueError, match=r"SST-2/train.tsv is not UTF-8: byte 0xe9 at line 2, column 15 "
+                                         r".*'a charming caf\\\\xe9 film.*Windows-1252 or Latin-1.*iconv -f cp1252"):
+        tasks.load_glue("sst2", tmp_path, "train")
+    path.write_bytes("".join(row + "\n" for row in SST2_ROWS).encode("utf-16-le"))  # no byte order mark
+    with pytest.raises(ValueError, match=r"train.tsv holds NUL bytes \(the first at byte 1\): UTF-16 or UTF-32 "
+                                         r"text without a byte order mark"):
+        tasks.load_glue("sst2", tmp_path, "train")
+    swag = tmp_path / "val.csv"
+    swag.write_bytes((SWAG_HEADER + "\nv,1,x,Un café,He,gold,a,b,c,d,0\n").encode("latin-1"))
+    with pytest.raises(ValueError, match=r"val.csv is not UTF-8: byte 0xe9 at line 2"):
+        tasks.load_swag(swag)
+    swag.write_bytes((SWAG_HEADER + "\nv,1,x,Un café,He,gold,a,b,c,d,0\n").encode("utf-16"))
+    assert tasks.load_swag(swag)[0] == ["Un café"]
+
+
+# SQuAD input: answers not at their answer_start, UTF-16 offsets, v1.1 questions without answers, NaN outputs ------
+
+SQUAD_CONTEXT = "Denver won the game in Santa Clara 🏈 and the Broncos took the Super Bowl title."
+
+
+def _squad_file(path, questions, version_2=False):
+    """A SQuAD file of one paragraph; `questions` are (id, question, answers) with answers (text, start)."""
+    context = SQUAD_CONTEXT
+    qas = [{"id": qid, "question": question, "answers": [{"text": text, "answer_start": start}
+                                                         for text, start in answers],
+            **({"is_impossible": not answers} if version_2 else {})} for qid, question, answers in questions]
+    path.write_text(json.dumps({"version": "2.0" if version_2 else "1.1",
+                                "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}),
+                    encoding="utf-8")
+    return path, context
+
+
+class _Settings:
+    max_seq_length, doc_stride, max_query_length, max_train_examples, max_eval_examples, seed = 64, 32, 16, None, None, 0
+
+
+def test_an_answer_not_at_its_answer_start_is_counted_named_and_left_out_of_training(tmp_path, tokenizer):
+    path, _ = _squad_file(tmp_path / "train-v1.1.json", [
+        ("q-good", "Who won?", [("Denver", 0)]),
+        ("q-off-by-one", "Where?", [("Santa Clara", SQUAD_CONTEXT.index("Santa Clara") + 1)])])
+    (tmp_path / "dev-v1.1.json").write_text(path.read_text(), encoding="utf-8")
+    task = tasks.get("squad_v1")
+    with pytest.warns(RuntimeWarning, match=r"train-v1.1.json: 1 of 2 training questions have an answer that is not "
+                                            r"at its answer_start \(e.g. question id 'q-off-by-one': 'Santa Clara' "
+                                            r"at 24, where the paragraph has 'anta Clara '\); they are left out of "
+                                            r"training, as the official run_squad.py"):
+        data = task.read(tmp_path, tokenizer, _Settings)
+    assert data.report == {"train_questions_left_out": 1}
+    assert data.train_examples == 2 and len(data.train_inputs["token_ids"]) == 1  # only q-good's window
+    assert data.train_targets["start_logits"][0] > 0  # labelled, not "no answer"
+    features = tasks.squad_features(tasks.load_squad(path)[0], tokenizer, max_seq_length=64, doc_stride=32,
+                                    max_query_length=16)  # for prediction every question keeps its windows
+    assert features.skipped_ids == ["q-off-by-one"] and set(features.example_index) == {0, 1}
+
+
+def test_utf16_answer_starts_are_detected_named_and_read_as_such(tmp_path):
+    context = SQUAD_CONTEXT
+    start = context.index("Broncos")
+    utf16_start = len(context[:start].encode("utf-16-le")) // 2  # what JavaScript's indexOf gives: one more (🏈)
+    assert utf16_start == start + 1
+    path, _ = _squad_file(tmp_path / "dev.json", [("q-js", "Who took the title?", [("Broncos", utf16_start)]),
+                                                  ("q-py", "Who won?", [("Denver", 0)])])
+    with pytest.warns(RuntimeWarning, match=r"dev.json: the answer_start of 1 question\(s\) counts UTF-16 code units, "
+                                            r"as JavaScript tools write offsets.*'q-js'"):
+        squad = tasks.read_squad(path)
+    assert squad.utf16_offsets == ["q-js"]
+    answer = squad.examples[0].answers[0]
+    assert context[answer["answer_start"]:answer["answer_start"] + len("Broncos")] == "Broncos"
+    assert squad.examples[1].answers[0]["answer_start"] == 0
+
+
+def test_a_v11_question_without_answers_is_refused_before_training(tmp_path):
+    from bertlib import finetune
+
+    path, _ = _squad_file(tmp_path / "dev-v1.1.json", [("q1", "Who won?", [("Denver", 0)]),
+                                                        ("q-none", "Who lost?", [])])
+    with pytest.raises(ValueError, match=r"dev-v1.1.json: 1 of 2 questions have no answers \(e.g. question id "
+                                         r"'q-none'\).*use --task squad_v2. Nothing was trained"):
+        finetune.finetune("squad_v1", path, "tiny", max_seq_length=64, output_dir=tmp_path / "out")
+    assert not any((tmp_path / "out").iterdir())
+    dataset = json.loads(path.read_text())["data"]
+    with pytest.raises(ValueError, match=r"v1.1 question 'q-none' has no answers"):  # not "max() arg is empty"
+        metrics.squad_evaluate(dataset, {"q1": "Denver", "q-none": ""}, version_2=False)
+
+
+class _NaNModel:
+    def predict_on_batch(self, inputs):
+        nan = np.full(inputs["token_ids"].shape, np.nan, np.float32)
+        return {"start_logits": nan, "end_logits": nan}
+
+
+def test_nan_span_logits_give_nan_squad_metrics(tmp_path, tokenizer):
+    path, _ = _squad_file(tmp_path / "dev-v2.0.json", [("q1", "Who won?", [("Denver", 0)]),
+                                                        ("q2", "Who lost?", [])], version_2=True)
+    task = tasks.get("squad_v2")
+    data = task.read(path, tokenizer, _Settings)
+
+    class Evaluation(_Settings):
+        n_best_size, max_answer_length, null_score_diff_threshold, na_prob_thresh = 20, 30, 0.0, 1.0
+
+    with pytest.warns(RuntimeWarning, match="outputs hold .* NaN or infinite values; the squad_v2 metrics are NaN"):
+        scores, predictions = task.evaluate(_NaNModel(), data, Evaluation)
+    assert np.isnan(scores["exact"]) and np.isnan(scores["f1"]) and scores["total"] == 2
+    assert predictions["answers"] == {"q1": "", "q2": ""}

@@ -2,18 +2,31 @@
 
 import csv
 import dataclasses
+import io
 from pathlib import Path
 
 import numpy as np
 
-from bertlib.tasks._files import existing_file
+from bertlib import metrics
+from bertlib.tasks._files import existing_file, read_text
+from bertlib.tasks._task import (
+    Task,
+    TaskData,
+    cross_entropy_compile,
+    predict,
+    subset,
+    write_prediction_tsv,
+)
+
+EVAL_BATCH_SIZE = 64
 
 
-@dataclasses.dataclass(frozen=True)
-class GlueTask:
-    """Where a GLUE task keeps its text and labels.
+@dataclasses.dataclass(frozen=True, repr=False)
+class GlueTask(Task):
+    """A GLUE classification task: where it keeps its text and labels, and the classifier head on [CLS] (§4.1).
 
     Args:
+        name: the task's name in bertlib ("sst2").
         folder: the task's folder name in the GLUE download (e.g. "SST-2").
         text_columns: one name (single sentence) or two (a pair), or column indices for a file without header.
         label_column: the label's column name (or index).
@@ -22,6 +35,7 @@ class GlueTask:
         dev_files: the dev files; MNLI has a matched and a mismatched one.
     """
 
+    name: str
     folder: str
     text_columns: tuple
     label_column: object
@@ -29,20 +43,92 @@ class GlueTask:
     has_header: bool = True
     dev_files: tuple = ("dev.tsv",)
 
+    @property
+    def metric_names(self):
+        return metrics.TASK_METRICS[self.name]
+
+    output_patterns = ("*_predictions.tsv",)
+
+    def read(self, data_dir, tokenizer, settings):
+        """Train and dev packed as `[CLS] A [SEP] (B [SEP])`; a seeded training subset, the first dev rows."""
+        train = load_glue(self.name, data_dir, "train")
+        train = train.take(subset(len(train), settings.max_train_examples, settings.seed))
+        dev = load_glue(self.name, data_dir, "dev")
+        dev = dev.take(subset(len(dev), settings.max_eval_examples))
+        extra = {"labels": self.labels}
+        if len(self.dev_files) > 1:  # MNLI: the mismatched dev set is reported too, when it is there
+            try:
+                mismatched = load_glue(self.name, data_dir, "dev_mismatched")
+            except FileNotFoundError:
+                mismatched = None
+            if mismatched is not None:
+                mismatched = mismatched.take(subset(len(mismatched), settings.max_eval_examples))
+                extra["mismatched"] = (pack_examples(mismatched, tokenizer, settings.max_seq_length),
+                                       mismatched.labels)
+        return TaskData(self.name, pack_examples(train, tokenizer, settings.max_seq_length), train.labels,
+                        pack_examples(dev, tokenizer, settings.max_seq_length), dev.labels, len(train), extra)
+
+    def build_model(self, backbone, settings):
+        from bertlib.tasks.heads import BertClassifier
+
+        return BertClassifier(backbone, num_labels(self.name), dropout=backbone.config.dropout,
+                              pooling=settings.pooling, name=f"{self.name}_classifier")
+
+    def compile(self, model, optimizer, jit_compile="auto"):
+        cross_entropy_compile(model, optimizer, jit_compile)
+
+    def predictions(self, outputs):
+        """Class ids from the logits."""
+        return outputs.argmax(axis=-1)
+
+    def evaluate(self, model, data, settings):
+        outputs = predict(model, data.dev_inputs, EVAL_BATCH_SIZE)
+        result = {"dev": self.predictions(outputs)}
+        undefined = self.undefined_scores(outputs)
+        if undefined:
+            return undefined, result
+        scores = metrics.compute_metrics(self.name, data.dev_targets, result["dev"])
+        if "mismatched" in data.dev_extra:
+            inputs, labels = data.dev_extra["mismatched"]
+            outputs = predict(model, inputs, EVAL_BATCH_SIZE)
+            result["dev_mismatched"] = self.predictions(outputs)
+            undefined = self.undefined_scores(outputs, "dev_mismatched")
+            scores["accuracy_mismatched"] = (undefined["accuracy"] if undefined
+                                             else metrics.accuracy(labels, result["dev_mismatched"]))
+        return scores, result
+
+    def write_predictions(self, folder, predictions, data, write_text):
+        return [write_prediction_tsv(folder, split, values, write_text, self.labels)
+                for split, values in predictions.items()]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class GlueRegressionTask(GlueTask):
+    """STS-B (§4.1): the same head with one output, a similarity score, trained with squared error."""
+
+    def compile(self, model, optimizer, jit_compile="auto"):
+        import keras
+
+        model.compile(optimizer=optimizer, loss=keras.losses.MeanSquaredError(), jit_compile=jit_compile)
+
+    def predictions(self, outputs):
+        return outputs[:, 0]
+
 
 GLUE_TASKS = {
     # CoLA has no header: source, label, original label (blank), sentence.
-    "cola": GlueTask("CoLA", (3,), 1, ("0", "1"), has_header=False),
-    "sst2": GlueTask("SST-2", ("sentence",), "label", ("0", "1")),
-    "mrpc": GlueTask("MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
-    "stsb": GlueTask("STS-B", ("sentence1", "sentence2"), "score", None),
-    "qqp": GlueTask("QQP", ("question1", "question2"), "is_duplicate", ("0", "1")),
-    "mnli": GlueTask("MNLI", ("sentence1", "sentence2"), "gold_label", ("contradiction", "entailment", "neutral"),
-                     dev_files=("dev_matched.tsv", "dev_mismatched.tsv")),
-    "qnli": GlueTask("QNLI", ("question", "sentence"), "label", ("entailment", "not_entailment")),
-    "rte": GlueTask("RTE", ("sentence1", "sentence2"), "label", ("entailment", "not_entailment")),
-    "wnli": GlueTask("WNLI", ("sentence1", "sentence2"), "label", ("0", "1")),
+    "cola": GlueTask("cola", "CoLA", (3,), 1, ("0", "1"), has_header=False),
+    "sst2": GlueTask("sst2", "SST-2", ("sentence",), "label", ("0", "1")),
+    "mrpc": GlueTask("mrpc", "MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
+    "stsb": GlueRegressionTask("stsb", "STS-B", ("sentence1", "sentence2"), "score", None),
+    "qqp": GlueTask("qqp", "QQP", ("question1", "question2"), "is_duplicate", ("0", "1")),
+    "mnli": GlueTask("mnli", "MNLI", ("sentence1", "sentence2"), "gold_label",
+                     ("contradiction", "entailment", "neutral"), dev_files=("dev_matched.tsv", "dev_mismatched.tsv")),
+    "qnli": GlueTask("qnli", "QNLI", ("question", "sentence"), "label", ("entailment", "not_entailment")),
+    "rte": GlueTask("rte", "RTE", ("sentence1", "sentence2"), "label", ("entailment", "not_entailment")),
+    "wnli": GlueTask("wnli", "WNLI", ("sentence1", "sentence2"), "label", ("0", "1")),
 }
+TASKS = tuple(GLUE_TASKS.values())
 STSB_RANGE = (0.0, 5.0)  # similarity scores are between 0 and 5
 @dataclasses.dataclass
 class Examples:
@@ -89,9 +175,9 @@ def glue_file(task, data_dir, split):
 
 def _read_tsv_rows(path):
     # QUOTE_NONE: GLUE sentences contain bare quote characters that are text, not CSV quoting.
-    # "utf-8-sig" accepts a byte order mark: the MRPC files of the GLUE download start with one.
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        return [row for row in csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
+    # read_text accepts a byte order mark: the MRPC files of the GLUE download start with one.
+    text = io.StringIO(read_text(path), newline="")
+    return [row for row in csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
 
 
 def load_glue(task, data_dir, split="train"):

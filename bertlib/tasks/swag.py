@@ -1,11 +1,16 @@
 """SWAG (§4.4): choose the most plausible of four endings."""
 
 import csv
+import io
 from pathlib import Path
 
 import numpy as np
 
-from bertlib.tasks._files import existing_file
+from bertlib import metrics
+from bertlib.tasks._files import existing_file, read_text
+from bertlib.tasks._task import Task, TaskData, cross_entropy_compile, predict, subset, write_prediction_tsv
+
+EVAL_BATCH_SIZE = 64
 
 # SWAG (§4.4): four candidate endings; the input for each is `[CLS] sent1 [SEP] sent2 ending_i [SEP]`.
 
@@ -35,7 +40,7 @@ def load_swag(path):
     Returns `(contexts, candidates, labels)`: n strings, n lists of 4 strings, (n,) int32.
     """
     path = Path(path)
-    with open(existing_file(path, "a SWAG CSV"), encoding="utf-8-sig", newline="") as handle:
+    with io.StringIO(read_text(existing_file(path, "a SWAG CSV")), newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in SWAG_COLUMNS if name not in (reader.fieldnames or [])]
         if missing:
@@ -60,3 +65,44 @@ def pack_swag(contexts, candidates, tokenizer, max_seq_length):
     texts_b = [candidate for choices in candidates for candidate in choices]
     packed = tokenizer.pack_batch(texts_a, texts_b, sequence_length=max_seq_length)
     return {name: array.reshape(len(contexts), SWAG_CHOICES, -1) for name, array in packed.items()}
+
+
+class SwagTask(Task):
+    """SWAG (§4.4): one score per (context, ending) pair from the pooled [CLS] vector, softmax over the four."""
+
+    name = "swag"
+    metric_names = metrics.TASK_METRICS["swag"]
+    output_patterns = ("*_predictions.tsv",)
+
+    def read(self, data_dir, tokenizer, settings):
+        contexts, candidates, labels = load_swag(swag_file(data_dir, "train"))
+        keep = subset(len(labels), settings.max_train_examples, settings.seed)
+        train_inputs = pack_swag([contexts[i] for i in keep], [candidates[i] for i in keep], tokenizer,
+                                 settings.max_seq_length)
+        contexts, candidates, dev_labels = load_swag(swag_file(data_dir, "dev"))
+        keep_dev = subset(len(dev_labels), settings.max_eval_examples)
+        dev_inputs = pack_swag([contexts[i] for i in keep_dev], [candidates[i] for i in keep_dev], tokenizer,
+                               settings.max_seq_length)
+        return TaskData(self.name, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev], len(keep))
+
+    def build_model(self, backbone, settings):
+        from bertlib.tasks.heads import BertMultipleChoice
+
+        return BertMultipleChoice(backbone, dropout=backbone.config.dropout, name="swag_multiple_choice")
+
+    def compile(self, model, optimizer, jit_compile="auto"):
+        cross_entropy_compile(model, optimizer, jit_compile)
+
+    def evaluate(self, model, data, settings):
+        outputs = predict(model, data.dev_inputs, EVAL_BATCH_SIZE)
+        predictions = {"dev": outputs.argmax(axis=-1)}
+        undefined = self.undefined_scores(outputs)
+        if undefined:
+            return undefined, predictions
+        return metrics.compute_metrics(self.name, data.dev_targets, predictions["dev"]), predictions
+
+    def write_predictions(self, folder, predictions, data, write_text):
+        return [write_prediction_tsv(folder, "dev", predictions["dev"], write_text)]
+
+
+TASKS = (SwagTask(),)
