@@ -65,13 +65,14 @@ def attention_maps(backbone, features):
     They come from the layers' own `return_attention_scores` path (`BertBackbone.attention_probabilities`), so
     they are exactly the weights the model uses. Rows are queries, columns keys; each row sums to 1.
     """
+    import keras
+
     sequence_length = features["token_ids"].shape[1]
     limit = backbone.config.max_sequence_length
     if sequence_length > limit:
         raise ValueError(f"The input has {sequence_length} tokens; this model has {limit} positions. "
                          f"Encode with max_length={limit}.")
     maps = backbone.attention_probabilities(features)
-    import keras
     return np.stack([keras.ops.convert_to_numpy(block_map[0]).astype("float32") for block_map in maps])
 
 
@@ -460,6 +461,8 @@ def top_k_predictions(pretrainer, tokenizer, text, k=5, text_pair=None):
     have a masked-LM head: all-MiniLM-L6-v2, a sentence-embedding checkpoint, ships none, so use a model
     pretrained here (e.g. `bertlib.course.evidence.tiny_pretrained()`), never a backbone.
     """
+    import keras
+
     if not hasattr(pretrainer, "mlm_head"):
         raise TypeError(f"top_k_predictions needs a BertPretrainer (a backbone with a masked-LM head); got "
                         f"{type(pretrainer).__name__}. all-MiniLM-L6-v2 ships no masked-LM head.")
@@ -470,7 +473,6 @@ def top_k_predictions(pretrainer, tokenizer, text, k=5, text_pair=None):
     if not 1 <= k <= tokenizer.vocabulary_size:
         raise ValueError(f"k={k} must be between 1 and the vocabulary size ({tokenizer.vocabulary_size}).")
     inputs = {**features, "mask_positions": positions[None].astype("int32")}
-    import keras
     logits = keras.ops.convert_to_numpy(pretrainer(inputs, training=False)["mlm_logits"][0]).astype("float64")
     logits -= logits.max(axis=-1, keepdims=True)
     probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
@@ -568,6 +570,8 @@ def schedule_budget(peak_learning_rate=1e-4, warmup_steps=10_000, total_steps=1_
     Returns a dict: steps, learning_rates (arrays), tokens (padded token positions processed), epochs
     (tokens / the 3.3B-word corpus, as the paper's "40 epochs" counts), flops and petaflop_s_days.
     """
+    import keras
+
     from bertlib.config import BertConfig
     from bertlib.training import WarmupLinearDecay
 
@@ -581,7 +585,6 @@ def schedule_budget(peak_learning_rate=1e-4, warmup_steps=10_000, total_steps=1_
     # The sampled steps include both sides of the end of warmup, where the original schedule drops by 1%.
     corners = [max(warmup_steps - 1, 0), warmup_steps]
     steps = np.unique(np.concatenate([np.linspace(0, total_steps, points), corners]).astype("int64"))
-    import keras
     learning_rates = keras.ops.convert_to_numpy(schedule(steps)).astype("float64")
     phases = [(short_length, 1.0 - long_fraction), (long_length, long_fraction)]
     tokens = sum(fraction * total_steps * batch_size * length for length, fraction in phases)
