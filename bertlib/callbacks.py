@@ -182,6 +182,7 @@ class Checkpointing(keras.callbacks.Callback):
         self.folder = Path(folder) if folder else None
         self.fingerprint, self.settings, self.every = fingerprint, settings, every
         self.progress, self.say = progress, say or (lambda text: None)
+        self.restored = None  # the record of the checkpoint `restore` loaded
 
     def check(self, steps):
         """The newest checkpoint's record, after checking it is this run's; None when there is none."""

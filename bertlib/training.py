@@ -361,6 +361,8 @@ class PretrainSettings:
                                     checkpoint_every=self.checkpoint_every, log_every=self.log_every,
                                     max_predictions=self.max_predictions,
                                     steps_per_execution=self.steps_per_execution)
+        for name in ("seq_length", "long_seq_length"):  # [CLS] A [SEP] B [SEP]
+            settings.check_int(owner, name, getattr(self, name), 5, rule="an NSP pair needs at least 5 tokens")
         settings.check_number(owner, "learning_rate", self.learning_rate, 0, low_open=True)
         settings.check_int(owner, "warmup_steps", self.warmup_steps, 0)  # (<= steps: the schedule checks)
         settings.check_number(owner, "weight_decay", self.weight_decay, 0,
@@ -434,28 +436,18 @@ class PretrainSettings:
 def seeded(seed):
     """Build models reproducibly without touching the caller's random state.
 
-    Keras draws the seed of every new initializer and dropout layer from Python's `random` module, and unseeded
-    `keras.random` calls from its global seed generator; inside the block both follow `seed`, as after
-    `keras.utils.set_random_seed(seed)`. On exit Python's `random`, NumPy's global generator and Keras' seed
-    state are what they were before, so a notebook's own random draws do not depend on whether it called
-    `pretrain` or `finetune` first.
+    Keras draws the seed of every new initializer and dropout layer from Python's `random` module when the
+    layer is made (bertlib's layers make no unseeded random call after that), so inside the block new models
+    get the weights and dropout seeds they would get after `keras.utils.set_random_seed(seed)`. On exit
+    Python's `random` is what it was: a notebook's own draws do not depend on whether it called `pretrain` or
+    `finetune` first, and NumPy's and the backends' global generators are never touched.
     """
-    # Keras keeps its global seed state here, with no public getter.
-    from keras.src.backend.common import global_state
-    from keras.src.random import seed_generator
-    from keras.src.utils import rng_utils
-
-    names = (rng_utils.GLOBAL_RANDOM_SEED, seed_generator.GLOBAL_SEED_GENERATOR)
-    saved = (random.getstate(), [global_state.get_global_attribute(name) for name in names])
+    saved = random.getstate()
     random.seed(seed)
-    global_state.set_global_attribute(rng_utils.GLOBAL_RANDOM_SEED, seed)
-    global_state.set_global_attribute(seed_generator.GLOBAL_SEED_GENERATOR, None)
     try:
         yield
     finally:
-        random.setstate(saved[0])
-        for name, value in zip(names, saved[1]):
-            global_state.set_global_attribute(name, value)
+        random.setstate(saved)
 
 
 # ------------------------------------------------------------------------------------------------ pretrain
