@@ -8,15 +8,22 @@ temporary folder, and classified as:
 - correct result: it succeeded and the result checks out (for inputs that are odd but valid);
 - traceback: it stopped with an exception a learner cannot act on (a traceback, or an error not naming it);
 - hang: it ran past its timeout;
-- loss: earlier work (a run's outputs, a checkpoint) was destroyed or overwritten;
-- silent wrong answer: it succeeded but the result is wrong, or it accepted what it should have refused.
+- loss: earlier work (a run's outputs, a checkpoint, the class's grades) was destroyed or overwritten;
+- silent wrong answer: it succeeded but the result is wrong, or it accepted what it should have refused;
+- escape: the input reached beyond what it was given (a submission forged a grade, read the grader's secrets,
+  changed the grader or a neighbour; a registry wrote outside the cache);
+- cryptic error: it stopped without a traceback, but the message does not name the problem (file, value).
+
+Each case also carries `was`: its class before issue 22 where that differs from what it does now (measured on
+the code before the fixes, commit fadff72, with `--repo`, or taken from the issue where that was not safe to
+repeat); the totals are printed for both. The last section holds issue 22's cases (`--issue 22` runs only them).
 
 The categories follow issue 15 (missing and empty files, wrong types and values for the flags, real files with
 a byte order mark, unwritable outputs, damaged checkpoints, resuming another run, hostile values in the API,
 the reference edge cases). It is a bench, not a test: it takes several minutes (most cases start TensorFlow).
 The last line is `hostile_inputs_clear_or_correct: N/M`.
 
-Run: .venv/bin/python bench/hostile_inputs.py [--jobs 2] [--only SUBSTRING] [--verbose]
+Run: .venv/bin/python bench/hostile_inputs.py [--jobs 2] [--only SUBSTRING] [--issue 22] [--repo PATH] [--verbose]
 """
 
 import argparse
@@ -32,10 +39,11 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent  # the code under test (--repo sets another checkout)
 PYTHON = sys.executable
 BERTLIB = [PYTHON, "-m", "bertlib.cli"]
-OUTCOMES = ("clear error", "correct result", "traceback", "hang", "loss", "silent wrong answer")
+OUTCOMES = ("clear error", "correct result", "traceback", "hang", "loss", "silent wrong answer", "escape",
+            "cryptic error")
 ENV = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "",
        "PYTHONPATH": str(REPO)}
 
@@ -50,7 +58,7 @@ SNIPPET_RUNNER = textwrap.dedent("""
     except BaseException as error:
         print(json.dumps({"raised": type(error).__name__, "message": str(error)[:500]}))
 """)
-CLEAR_EXCEPTIONS = {"ValueError", "TypeError", "FileNotFoundError"}
+CLEAR_EXCEPTIONS = {"ValueError", "TypeError", "FileNotFoundError", "DownloadTimeout"}
 
 CORPUS_TEXT = "\n\n".join("\n".join(f"Sentence {d} {s} says the model reads words in context." for s in range(6))
                           for d in range(12)) + "\n"
@@ -117,7 +125,7 @@ def cases(inputs):
 
     def add(category, name, command, expectation, timeout=120, snippet=None, setup=None, loss=None):
         c.append({"category": category, "name": name, "command": command, "snippet": snippet, "timeout": timeout,
-                  "setup": setup, "loss": loss, **expectation})
+                  "setup": setup, "loss": loss, "was": None, "issue": 15, "env": {}, "restore": (), **expectation})
 
     # bertlib data --------------------------------------------------------------------------------------------
     add("missing file", "data: corpus missing", cli("data", "--corpus", f"{i}/nope.txt", *data_out), error("nope.txt"))
@@ -375,6 +383,427 @@ def cases(inputs):
         "from bertlib import metrics\nresult = metrics.compute_metrics('sst5', [1], [1])", error("sst5"))
     api("bad value", "accuracy on arrays of different lengths",
         "from bertlib import metrics\nresult = metrics.accuracy([1, 0], [1])", error("one length"))
+    return c + issue_22_cases(inputs)
+
+
+# ---------------------------------------------------------------------------------------------------- issue 22
+# Issue 22's cases: the grader attacked by a hostile learner (a one-chapter toy course, graded with `bertlib grade`),
+# then the other inputs it names (registry paths and slow mirrors, SQuAD and GLUE input, pretraining folders).
+# `was` is the class each had before the fixes: measured with --repo on a worktree of commit fadff72 where
+# marked "measured", else the issue's own finding.
+
+TOY_CELLS = [
+    ("code", "import numpy as np\nfrom bertlib.checks import check_close, check_function, done", None),
+    ("code", "### BEGIN SOLUTION\nanswer = 6.0 * 7\n### END SOLUTION", {"exercise": "9.1", "role": "solution"}),
+    ("code", "check_close('answer', answer, 42.0)\ndone('9.1')", {"exercise": "9.1", "role": "check"}),
+    ("code", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+     {"exercise": "9.2", "role": "solution"}),
+    ("code", "check_function('double', double, lambda x: 2 * x, lambda rng: (rng.normal(size=3),))\ndone('9.2')",
+     {"exercise": "9.2", "role": "check"}),
+]
+TOY_NAME = "09_toy.ipynb"
+
+
+def toy_notebook(attack=None, wrong=False, chapter="09", answer=None):
+    """The toy solution notebook as JSON; `wrong` answers both exercises wrongly, `attack` is a cell before them,
+    `answer` replaces the solution of 9.1."""
+    cells = []
+    for index, (kind, source, info) in enumerate(TOY_CELLS):
+        if wrong:
+            source = source.replace("answer = 6.0 * 7", "answer = np.float64(41.0)").replace("return 2 * x", "return x")
+        if answer is not None and index == 1:
+            source = answer
+        cells.append({"cell_type": kind, "id": f"c{index}", "metadata": {"bertlib": info} if info else {},
+                      "source": source, "outputs": [], "execution_count": None})
+    if attack:
+        cells.insert(1, {"cell_type": "code", "id": "attack", "metadata": {}, "source": attack, "outputs": [],
+                         "execution_count": None})
+    return {"nbformat": 4, "nbformat_minor": 5, "cells": cells,
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                         "bertlib": {"chapter": chapter}}}
+
+
+def toy_class(*submissions):
+    """A setup writing solutions/09_toy.ipynb and `submissions` ({name: notebook JSON}) under SUB/<name>/."""
+    def setup(folder):
+        (folder / "solutions").mkdir()
+        (folder / "solutions" / TOY_NAME).write_text(json.dumps(toy_notebook()), encoding="utf-8")
+        (folder / "OUT").mkdir()
+        for name, nb in submissions:
+            (folder / "SUB" / name).mkdir(parents=True)
+            (folder / "SUB" / name / TOY_NAME).write_text(json.dumps(nb), encoding="utf-8")
+    return setup
+
+
+def grade_command(*extra, out="OUT/grades.csv"):
+    return cli("grade", "SUB", "--out", out, "--solutions", "solutions", "--timeout", "120", "--jobs", "2", *extra)
+
+
+def totals(folder, csv_name="grades.csv"):
+    """{student: score} from a grades.csv, or None when it was not written."""
+    path = folder / "OUT" / csv_name
+    if not path.exists():
+        return None
+    import csv
+
+    scores = collections.Counter()
+    with open(path, newline="", encoding="utf-8") as file:
+        for row in csv.DictReader(file):
+            scores[Path(row["notebook"]).parent.name] += int(row["score"])
+    return dict(scores)
+
+
+def scored(expected, escape="escape"):
+    """A check: the students' totals must be `expected`, else `escape` (a forged or spoiled grade)."""
+    def check(stdout, folder):
+        got = totals(folder)
+        if got is None:
+            return "loss", "no grades.csv was written"
+        return None if got == expected else (escape, f"scores {got}, expected {expected}")
+    return check
+
+
+FORGE = r'''
+import glob, hashlib, hmac, json, os, re, stat
+keys = set()
+for folder in glob.glob("/proc/[0-9]*"):
+    if folder == f"/proc/{os.getpid()}":
+        continue
+    try:  # the runner's report key, from its memory
+        with open(f"{folder}/maps") as maps, open(f"{folder}/mem", "rb", buffering=0) as memory:
+            for line in maps:
+                span, permissions = line.split()[:2]
+                start, end = (int(value, 16) for value in span.split("-"))
+                if permissions.startswith("rw") and end - start < 2**28:
+                    try:
+                        memory.seek(start)
+                        keys.update(re.findall(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])", memory.read(end - start)))
+                    except (OSError, ValueError, OverflowError):
+                        pass
+    except OSError:
+        pass
+payload = json.dumps({"started": list(range(20)), "timed_out": False, "kernel_died": False,
+                      "results": {str(n): {"outcome": "passed", "ename": None, "evalue": None} for n in range(20)}})
+lines = [json.dumps({"payload": payload, "hmac": hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()})
+         for key in sorted(keys)[:500]]
+for path in glob.glob("/proc/[0-9]*/fd/1"):
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode) and not path.startswith(f"/proc/{os.getpid()}/"):
+            with open(path, "w") as pipe:
+                pipe.write("\n".join(lines) + "\n{")
+    except OSError:
+        pass
+'''
+KILL_NEIGHBOUR = '''
+import glob, os, time
+from ipykernel.connect import get_connection_file
+from jupyter_client import BlockingKernelClient
+mine, tried, end = os.path.realpath(get_connection_file()), set(), time.time() + 25
+while time.time() < end:
+    for path in set(glob.glob("/tmp/*/*.json") + glob.glob("/tmp/*/runtime/*.json")) - tried - {mine}:
+        tried.add(path)
+        try:
+            client = BlockingKernelClient()
+            client.load_connection_file(path)
+            client.start_channels()
+            client.execute("import os; os._exit(1)")
+            time.sleep(0.5)
+            client.stop_channels()
+        except Exception:
+            pass
+    time.sleep(0.2)
+'''
+PATCH_CHECKS = '''
+import bertlib.course.checks as checks
+try:
+    with open(checks.__file__, "a") as file:
+        file.write("\\ndef check_close(*args, **kwargs):\\n    pass\\ncheck_function = check_close\\n")
+except OSError:
+    pass
+'''
+REWRITE_KEY = '''
+import json, pathlib
+path = pathlib.Path({path!r})
+try:
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        if (cell.get("metadata", {{}}).get("bertlib") or {{}}).get("role") == "check":
+            cell["source"] = "pass"
+    path.write_text(json.dumps(nb))
+except OSError:
+    pass
+'''
+SITECUSTOMIZE = '''
+try:
+    with open({path!r}, "w") as file:
+        file.write("import numpy\\nnumpy.isclose = lambda *args, **kwargs: True\\n"
+                   "numpy.allclose = lambda *args, **kwargs: True\\n")
+except OSError:
+    pass
+'''
+PATCH_NUMPY = '''
+import builtins, numpy
+from IPython.core.interactiveshell import ExecutionResult
+numpy.isclose = lambda *args, **kwargs: numpy.ones(numpy.broadcast(*args[:2]).shape, bool)
+numpy.allclose = lambda *args, **kwargs: True
+builtins.float = lambda *args: 42.0
+ExecutionResult.error_in_exec = property(lambda self: None, lambda self, value: None)
+'''
+FLOOD = '''
+import glob, os, stat
+block = b"y" * 2**20
+for path in glob.glob("/proc/[0-9]*/fd/[12]"):
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):
+            with open(path, "wb") as pipe:
+                for _ in range(512):
+                    pipe.write(block)
+    except OSError:
+        pass
+'''
+LEAK_ENVIRONMENT = "import os\nraise RuntimeError(repr(dict(os.environ)))"
+BENCH_SECRET = "bertlib-bench-secret-4b1d"
+
+
+def issue_22_cases(inputs):
+    i = inputs
+    c = []
+
+    def add(category, name, command, expectation, was, timeout=300, snippet=None, setup=None, env=None,
+            restore=()):
+        c.append({"category": category, "name": name, "command": command, "snippet": snippet, "timeout": timeout,
+                  "setup": setup, "loss": None, "was": was, "issue": 22, "env": env or {}, "restore": restore,
+                  **expectation})
+
+    right, wrong = toy_notebook(), toy_notebook(wrong=True)
+    stubs = toy_notebook(attack=FORGE, wrong=True)
+    add("grader", "grade: a kernel forges the signed report with the key in the runner's memory",
+        grade_command(), ok(scored({"forger": 0})), "escape", setup=toy_class(("forger", stubs)))
+    add("grader", "grade: a kernel kills its neighbour through its connection file (--jobs 2)",
+        grade_command(), ok(scored({"neighbour": 2, "attacker": 2})), "escape",
+        setup=toy_class(("neighbour", toy_notebook(attack="import time\ntime.sleep(20)")),
+                        ("attacker", toy_notebook(attack=KILL_NEIGHBOUR))))
+    checks_py = REPO / "bertlib" / "course" / "checks.py"
+    add("grader", "grade: a kernel patches bertlib/course/checks.py",
+        grade_command(), ok(scored({"patcher": 0})), "escape", restore=(checks_py,),
+        setup=toy_class(("patcher", toy_notebook(attack=PATCH_CHECKS, wrong=True))))
+
+    def rewrite_setup(folder):
+        attack = REWRITE_KEY.format(path=str(folder / "solutions" / TOY_NAME))
+        toy_class(("rewriter", toy_notebook(attack=attack, wrong=True)), ("later", wrong))(folder)
+
+    def then_later(first):  # the attacker's run, then wrong answers graded in a later run
+        return ["sh", "-c", " ".join(grade_command(out="OUT/first.csv")).replace(" SUB ", f" SUB/{first} ")
+                + " && " + " ".join(grade_command()).replace(" SUB ", " SUB/later ")]
+
+    add("grader", "grade: a kernel rewrites the answer key in solutions/, a later run grades wrong answers",
+        then_later("rewriter"), ok(scored({"later": 0})), "escape", setup=rewrite_setup)
+    planted = REPO / "sitecustomize.py"
+    add("grader", "grade: a kernel drops sitecustomize.py at the repository root, a later run grades wrong answers",
+        then_later("planter"), ok(scored({"later": 0})), "escape", restore=(planted,),
+        setup=toy_class(("planter", toy_notebook(attack=SITECUSTOMIZE.format(path=str(planted)))),
+                        ("later", wrong)))
+    add("grader", "grade: a kernel patches numpy, builtins and IPython so checks pass",
+        grade_command(), ok(scored({"patcher": 0})), "escape",
+        setup=toy_class(("patcher", toy_notebook(attack=PATCH_NUMPY, wrong=True))))
+
+    def bounded(stdout, folder):
+        resident = int(stdout.strip().splitlines()[-1].split()[-1]) * 1024
+        got = totals(folder)
+        if got is None:
+            return "loss", "no grades.csv was written"
+        if resident > 2**30:
+            return "loss", (f"the grader held {resident / 2**30:.1f} GB for 1 GB of output: a larger flood loses "
+                            f"every grade (issue 22: killed at 3 GB, no grades.csv)")
+        return None if got == {"flooder": 2, "honest": 2} or got.get("honest") == 2 else (
+            "loss", f"scores {got}")
+
+    meter = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+             "print('peak resident KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)")
+    add("grader", "grade: a kernel floods its pipes with 1 GB", [PYTHON, "-c", meter, *grade_command()],
+        ok(bounded), "loss",
+        setup=toy_class(("flooder", toy_notebook(attack=FLOOD)), ("honest", right)))
+
+    def no_secret(stdout, folder):
+        texts = [path.read_text(encoding="utf-8") for path in (folder / "OUT").rglob("*") if path.is_file()]
+        return ("escape", "the grader's secret is in the reports") if any(BENCH_SECRET in text for text in texts) \
+            else None
+
+    add("grader", "grade: the grader's environment in a learner's feedback", grade_command(), ok(no_secret),
+        "escape", env={"BERTLIB_BENCH_GRADER_SECRET": BENCH_SECRET},
+        setup=toy_class(("leaker", toy_notebook(answer=LEAK_ENVIRONMENT))))
+
+    def graded_with_message(student, words, scores=0):
+        """Everyone graded, `student` scored `scores`, and a row says `words`."""
+        def check(stdout, folder):
+            got = totals(folder)
+            if got is None or got.get("honest") != 2:
+                return "loss", f"the class was not graded: {got}"
+            if got.get(student, 0) != scores:
+                return "escape", f"{student} scored {got.get(student)}"
+            text = (folder / "OUT" / "grades.csv").read_text(encoding="utf-8")
+            missing = [word for word in words if word not in text]
+            return ("cryptic error", f"no row says {missing}") if missing else None
+        return check
+
+    add("grader", 'grade: "chapter": "²" in a notebook\'s metadata', grade_command(),
+        ok(graded_with_message("superscript", ["superscript"], scores=2)), "traceback",
+        setup=toy_class(("superscript", toy_notebook(chapter="²")), ("honest", right)))
+
+    def linked_setup(folder):
+        toy_class(("honest", right))(folder)
+        (folder / "SUB" / "linker").mkdir()
+        (folder / "SUB" / "linker" / TOY_NAME).symlink_to(folder / "solutions" / TOY_NAME)
+
+    add("grader", "grade: a submission that is a link to the solution notebook", grade_command(),
+        ok(graded_with_message("linker", ["symbolic link"])), "escape", setup=linked_setup)
+
+    def fifo_setup(folder):
+        toy_class(("honest", right))(folder)
+        (folder / "SUB" / "fifo").mkdir()
+        os.mkfifo(folder / "SUB" / "fifo" / TOY_NAME)
+
+    add("grader", "grade: a FIFO named like a notebook", grade_command(),
+        ok(graded_with_message("fifo", ["not a regular file"])), "cryptic error", setup=fifo_setup, timeout=200)
+
+    # Downloads (H4): registry entries confined to the cache, slow mirrors given up ---------------------------------
+    download = textwrap.dedent("""
+        import http.server, io, json, os, pathlib, threading, time, zipfile
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zipped:
+            zipped.writestr("TOY/train.tsv", "sentence\\tlabel\\na\\t1\\n")
+        data = archive.getvalue()
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                for index in range(len(data)):
+                    self.wfile.write(data[index:index + 1] if SLOW else data[index:])
+                    if not SLOW:
+                        break
+                    self.wfile.flush()
+                    time.sleep(3)
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        import hashlib
+        entry = {"title": "toy", "folder": FOLDER, "downloads": [{
+            "url": f"http://127.0.0.1:{server.server_address[1]}/glue/data/TOY.zip",
+            "sha256": hashlib.sha256(data).hexdigest(), "members": {MEMBER: "TOY/train.tsv"}}],
+            "files": {MEMBER: hashlib.sha256(b"sentence\\tlabel\\na\\t1\\n").hexdigest()}}
+        pathlib.Path("registry.json").write_text(json.dumps({"datasets": {"toy": entry}}))
+        os.environ.update(BERTLIB_DATA_REGISTRY=os.path.abspath("registry.json"), BERTLIB_CACHE=os.path.abspath("cache"),
+                          HOME=os.path.abspath("home"))
+        os.makedirs("home", exist_ok=True)
+        def outside_the_cache():
+            here = [path for path in pathlib.Path(".").rglob("*") if path.is_file() and path.parts[0] != "cache"
+                    and path.name not in ("registry.json",)]
+            return [str(path) for path in here] + [str(path) for path in pathlib.Path("/tmp").glob("bertlib-escape-*")]
+        from bertlib import datasets
+        try:
+            result = str(datasets.fetch("toy"))
+        finally:
+            escaped = outside_the_cache()
+            import shutil
+            shutil.rmtree("/tmp/bertlib-escape-bench", ignore_errors=True)
+            if escaped:
+                result = f"ESCAPED {escaped}"
+    """)
+
+    def stayed_in_the_cache(returned, folder):
+        return ("escape", returned[:200]) if "ESCAPED" in returned else "accepted the registry entry"
+
+    for name, folder_value, member in (("a registry member name with ../", "glue/TOY", "../../../escaped.tsv"),
+                                       ("a registry folder that is an absolute path",
+                                        "/tmp/bertlib-escape-bench", "train.tsv")):
+        add("download", f"download: {name}", None, {**error("expected a plain relative"),
+                                                    "check": stayed_in_the_cache},
+            "escape", timeout=120, snippet=f"SLOW = False\nFOLDER = {folder_value!r}\nMEMBER = {member!r}\n"
+                                           + download)
+    add("download", "download: a mirror sending one byte every 3 seconds", None,
+        error("too slow"), "hang", timeout=200,
+        snippet="SLOW = True\nFOLDER = 'glue/TOY'\nMEMBER = 'train.tsv'\n" + download)
+
+    # SQuAD and GLUE input (H3) -----------------------------------------------------------------------------------
+    context = "Denver won the game in Santa Clara \U0001f3c8 and the Broncos took the Super Bowl title."
+
+    def squad(path, questions, version_2=False):
+        qas = [{"id": qid, "question": question, "answers": [{"text": text, "answer_start": start}
+                                                             for text, start in answers],
+                **({"is_impossible": not answers} if version_2 else {})} for qid, question, answers in questions]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"version": "2.0" if version_2 else "1.1", "data": [
+            {"title": "t", "paragraphs": [{"context": context, "qas": qas}]}]}), encoding="utf-8")
+
+    def squad_setup(files):
+        def setup(folder):
+            for name, questions, version_2 in files:
+                squad(folder / "SQ" / name, questions, version_2)
+        return setup
+
+    good = [(f"q{n}", "Who won?", [("Denver", 0)]) for n in range(4)]
+    finetune = ["--init", "tiny", "--epochs", "1", "--batch-size", "4", "--max-seq-length", "64",
+                "--max-query-length", "16", "--output-dir", "OUT"]
+    add("squad", "finetune: squad_v1 dev question without answers", cli(
+        "finetune", "--task", "squad_v1", "--data-dir", "SQ", *finetune), error("no answers", "dev-v1.1.json"),
+        "cryptic error", timeout=420, setup=squad_setup([("train-v1.1.json", good, False),
+                                                     ("dev-v1.1.json", good + [("q-none", "Who lost?", [])], False)]))
+    off_by_one = [("q-off", "Where?", [("Santa Clara", context.index("Santa Clara") + 1)])]
+    utf16 = [("q-js", "Who took the title?", [("Broncos", len(context[:context.index("Broncos")]
+                                                               .encode("utf-16-le")) // 2)])]
+    for name, questions, words in (("answer_start off by one", off_by_one, ["train-v1.1.json", "q-off"]),
+                                   ("answer_start counted in UTF-16 units", utf16, ["UTF-16", "q-js"])):
+        add("squad", f"finetune: squad_v1 {name}",
+            ["sh", "-c", " ".join(cli("finetune", "--task", "squad_v1", "--data-dir", "SQ", *finetune))
+             + " 2>err.txt; status=$?; cat err.txt >&2; exit $status"],
+            ok(lambda stdout, folder, words=words: None if all(word in (folder / "err.txt").read_text()
+                                                               for word in words)
+               else "the answers were dropped without naming the file and question"),
+            "silent wrong answer", timeout=420,
+            setup=squad_setup([("train-v1.1.json", good + questions, False), ("dev-v1.1.json", good, False)]))
+
+    nan_model = textwrap.dedent("""
+        import numpy as np, sys
+        from bertlib import BertBackbone, BertConfig, save_hf_checkpoint
+        model = BertBackbone(BertConfig.preset("tiny"))
+        model.set_weights([np.full(w.shape, np.nan, w.dtype) for w in model.get_weights()])
+        from bertlib.data import default_tokenizer
+        save_hf_checkpoint(model, sys.argv[1], vocabulary=default_tokenizer().vocabulary)
+    """)
+    add("squad", "finetune: squad_v2 with NaN model outputs",
+        ["sh", "-c", f"{PYTHON} -c '{nan_model}' NAN && " + " ".join(
+            cli("finetune", "--task", "squad_v2", "--data-dir", "SQ", "--init", "NAN", "--epochs", "1",
+                "--batch-size", "4", "--max-seq-length", "64", "--max-query-length", "16", "--output-dir", "OUT"))],
+        error("NaN"), "silent wrong answer", timeout=420,
+        setup=squad_setup([("train-v2.0.json", good, True), ("dev-v2.0.json", good + [("q2", "Lost?", [])], True)]))
+
+    rows = "sentence\tlabel\na charming caf\u00e9 film\t1\ndull\t0\n" * 4
+    for encoding, words, was in (("cp1252", ["train.tsv", "not UTF-8"], "cryptic error"),
+                                 ("utf-16-le", ["train.tsv", "UTF-16"], "cryptic error")):
+        add("encoding", f"finetune: SST-2 TSV in {encoding}", cli("finetune", "--task", "sst2", "--data-dir", "GL",
+                                                                  *finetune), error(*words), was, timeout=300,
+            setup=lambda folder, encoding=encoding: [(folder / "GL" / "SST-2").mkdir(parents=True)] + [
+                (folder / "GL" / "SST-2" / split).write_bytes(rows.encode(encoding)) for split in
+                ("train.tsv", "dev.tsv")])
+
+    # Pretraining (H3): a damaged latest.json, two runs on one folder -------------------------------------------
+    pretrain = cli("pretrain", "--corpus", f"{i}/corpus.txt", *TINY_PRETRAIN, "--checkpoint-every", "5",
+                   "--log-every", "5", "--checkpoint-dir", "CKPT")
+    first = " ".join([*pretrain, "--steps", "10", ">/dev/null"])
+    add("pretraining", "pretrain: following the advice for a damaged latest.json",
+        ["sh", "-c", f"{first} && printf '{{\"step\": 10, \"che' > CKPT/latest.json && "
+         + " ".join([*pretrain, "--steps", "15"]) + " 2>advice.txt; "
+         + "if grep -q 'mv ' advice.txt; then mv CKPT/latest.json CKPT/latest.json.damaged; "
+         + "else rm -f CKPT/latest.json; fi; " + " ".join([*pretrain, "--steps", "15"])],
+        ok(lambda stdout, folder: None if json.loads(stdout.strip().splitlines()[-1]).get("resumed_from") == 10
+           else ("loss", "following the advice restarted at step 0")), "loss", timeout=900)
+    add("pretraining", "pretrain: a second run on a checkpoint folder in use",
+        ["sh", "-c", " ".join([*pretrain, "--steps", "200"]) + " >/dev/null 2>&1 & sleep 20; "
+         + " ".join([*pretrain, "--steps", "10"]) + "; status=$?; kill %1 2>/dev/null; wait; exit $status"],
+        error("in use"), "loss", timeout=600)  # measured: accepted (exit 0); the issue: the runs replace each
+    # other's checkpoints, which this command does not look at
     return c
 
 
@@ -382,6 +811,7 @@ def cases(inputs):
 
 def run_case(case, inputs):
     folder = Path(tempfile.mkdtemp(prefix="hostile-"))
+    saved = {path: path.read_bytes() if path.exists() else None for path in case["restore"]}
     try:
         if case["setup"]:
             case["setup"](folder)
@@ -390,7 +820,7 @@ def run_case(case, inputs):
         started = time.perf_counter()
         try:
             done = subprocess.run(command, input=case["snippet"], capture_output=True, text=True, cwd=folder,
-                                  env=ENV, timeout=case["timeout"])
+                                  env={**ENV, **case["env"]}, timeout=case["timeout"], start_new_session=True)
         except subprocess.TimeoutExpired:
             return "hang", f"no answer after {case['timeout']} s", time.perf_counter() - started
         seconds = time.perf_counter() - started
@@ -401,6 +831,11 @@ def run_case(case, inputs):
                 outcome, detail = "loss", lost
         return outcome, detail, seconds
     finally:
+        for path, data in saved.items():  # what a hostile case may have changed in the code under test
+            if data is None:
+                path.unlink(missing_ok=True)
+            elif not path.exists() or path.read_bytes() != data:
+                path.write_bytes(data)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -417,23 +852,31 @@ def classify(case, done, folder):
                 return "clear error", f"{report['raised']}: {report['message'][:150]}"
             return "traceback", f"{report['raised']}: {report['message'][:150]}"
         if case["expect"] == "error":
-            return "silent wrong answer", f"accepted, returned {report['returned'][:100]}"
+            verdict = case["check"](report["returned"], folder) if case.get("check") else None
+            return _judged(verdict or f"accepted, returned {report['returned'][:100]}", "")
         wrong = case["check"](report["returned"], folder) if case["check"] else None
-        return ("silent wrong answer", wrong) if wrong else ("correct result", report["returned"][:100])
+        return _judged(wrong, report["returned"][:100])
     if done.returncode != 0:
         if "Traceback (most recent call last)" in stderr:
             return "traceback", stderr.strip().splitlines()[-1][:200]
         message = stderr.strip()[-400:]
         if case["expect"] == "error" and all(word in stderr for word in case["words"]):
             return "clear error", message.splitlines()[-1][:200] if message else ""
-        return "traceback", f"exit {done.returncode}, unclear: {message[-200:]}"
+        return "cryptic error", f"exit {done.returncode}, unclear: {message[-200:]}"
     if case["expect"] == "error":
         return "silent wrong answer", f"exit 0 where an error was expected: {stdout.strip()[-150:]}"
     try:
         wrong = case["check"](stdout, folder) if case["check"] else None
     except Exception as error:  # the check could not even read the result
         wrong = f"result unreadable: {type(error).__name__}: {error}"
-    return ("silent wrong answer", wrong) if wrong else ("correct result", stdout.strip()[-150:])
+    return _judged(wrong, stdout.strip()[-150:])
+
+
+def _judged(wrong, shown):
+    """A check's verdict: None (right), a text (a silent wrong answer), or (class, text) for another class."""
+    if isinstance(wrong, tuple):
+        return wrong
+    return ("silent wrong answer", wrong) if wrong else ("correct result", shown)
 
 
 def main():
@@ -442,30 +885,42 @@ def main():
     parser.add_argument("--only", default="", help="run the cases whose name holds this")
     parser.add_argument("--verbose", action="store_true", help="print each case's message")
     parser.add_argument("--library", action="store_true", help="run only the library (Python snippet) cases")
+    parser.add_argument("--issue", type=int, help="run only the cases of this issue (15 or 22)")
+    parser.add_argument("--repo", type=Path, help="the checkout whose code is tested (default: this one); e.g. a "
+                                                  "worktree of an older commit, to measure what a case `was`")
     args = parser.parse_args()
+    if args.repo:
+        global REPO
+        REPO = args.repo.resolve()
+        ENV["PYTHONPATH"] = str(REPO)
     inputs = Path(tempfile.mkdtemp(prefix="hostile-inputs-"))
     try:
         make_inputs(inputs)
         selected = [case for case in cases(inputs) if args.only in case["name"]
-                    and (not args.library or case["snippet"] is not None)]
+                    and (not args.library or case["snippet"] is not None)
+                    and (args.issue is None or case["issue"] == args.issue)]
         started = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(lambda case: run_case(case, inputs), selected))
     finally:
         shutil.rmtree(inputs, ignore_errors=True)
-    counts = collections.Counter()
+    counts, before = collections.Counter(), collections.Counter()
     by_category = collections.defaultdict(collections.Counter)
     for case, (outcome, detail, seconds) in zip(selected, results):
         counts[outcome] += 1
+        before[case["was"] or outcome] += 1
         by_category[case["category"]][outcome] += 1
-        if args.verbose or outcome not in ("clear error", "correct result"):
-            print(f"{outcome:20s} {seconds:6.1f} s  {case['name']}: {detail}")
+        was = f" (was: {case['was']})" if case["was"] and case["was"] != outcome else ""
+        if args.verbose or outcome not in ("clear error", "correct result") or was:
+            print(f"{outcome:20s} {seconds:6.1f} s  {case['name']}{was}: {detail}")
     print(f"\n{len(selected)} cases in {time.perf_counter() - started:.0f} s")
     print(f"{'category':22s} " + " ".join(f"{outcome[:12]:>12s}" for outcome in OUTCOMES))
     for category, outcome_counts in sorted(by_category.items()):
         print(f"{category:22s} " + " ".join(f"{outcome_counts[outcome]:12d}" for outcome in OUTCOMES))
+    print(f"{'before issue 22':22s} " + " ".join(f"{before[outcome]:12d}" for outcome in OUTCOMES))
+    print(f"{'now':22s} " + " ".join(f"{counts[outcome]:12d}" for outcome in OUTCOMES))
     for outcome in OUTCOMES:
-        print(f"{outcome}: {counts[outcome]}")
+        print(f"{outcome}: {counts[outcome]} (before issue 22: {before[outcome]})")
     good = counts["clear error"] + counts["correct result"]
     print(f"hostile_inputs_clear_or_correct: {good}/{len(selected)}")
 

@@ -309,7 +309,8 @@ def test_a_flood_of_output_costs_the_grader_no_memory_and_everyone_is_graded(cou
 
 def test_odd_metadata_broken_files_links_fifos_and_odd_names_become_rows(course, tmp_path):
     """Old grader: `"chapter": "²"` stopped the whole run with a ValueError before anyone was graded (no
-    grades.csv); a symbolic link to the solution notebook scored full marks; a FIFO named like a notebook hung it."""
+    grades.csv); a symbolic link to the solution notebook scored full marks; a FIFO named like a notebook got
+    "no such file"."""
     folder = tmp_path / "class"
     folder.mkdir()
     superscript = exercises.read_notebook(course / "exercises" / TOY_NAME)

@@ -201,7 +201,7 @@ def run_cells(plan, options=Options(), lang=None):
            # the limit counts from now, so the runner's own start-up (slow on a loaded machine) is inside it
            "deadline": time.time() + options.timeout, "fast": options.fast, "lang": lang, "unsafe": options.unsafe,
            "limits": dataclasses.asdict(options.limits), "read_only_paths": list(options.read_only_paths),
-           "cpu_seconds": options.timeout * len(os.sched_getaffinity(0)) + 60}
+           "cpu_seconds": options.timeout * (os.cpu_count() or 1) + 60}
     report_read, report_write = os.pipe()
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen([sys.executable, "-m", "bertlib.course.grading.runner", str(report_write)],

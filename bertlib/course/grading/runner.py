@@ -26,7 +26,7 @@ from pathlib import Path
 from bertlib.course.grading import checker, wire
 from bertlib.course.grading.outcome import Ending, NotebookRun, Outcome, Status, cell_outcome
 from bertlib.course.grading.plan import ContextCell, Step
-from bertlib.course.grading.sandbox import ENVIRONMENT_PASSED, Limits, Sandbox
+from bertlib.course.grading.sandbox import ENVIRONMENT_PASSED, Limits, Sandbox, cache_dir
 
 MAX_MESSAGE_BYTES = 2 * wire.MAX_BYTES  # a base64 answer of the agent fits
 IOPUB_MESSAGE_BYTES = 4 * 2**20  # one message of printed output; a larger one is dropped
@@ -50,14 +50,15 @@ def main():
 def kernel_environment(sandbox, fast, lang):
     """The kernel's whole environment: a few settings of ours, and ENVIRONMENT_PASSED from the grader's."""
     import bertlib
-    from bertlib import datasets
 
     home, tmp = str(sandbox.home), str(sandbox.tmp)
     environment = {"HOME": home, "TMPDIR": tmp, "USER": "learner", "LANG": "C.UTF-8",
                    "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
                    "PYTHONPATH": str(Path(bertlib.__file__).resolve().parent.parent), "PYTHONDONTWRITEBYTECODE": "1",
                    "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/.config/matplotlib", "IPYTHONDIR": f"{home}/.ipython",
-                   "BERTLIB_CACHE": str(datasets.cache_dir()), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+                   "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    if cache_dir() is not None:  # the grader's cache, shown read-only: the kernel's own home is empty
+        environment["BERTLIB_CACHE"] = str(cache_dir())
     environment.update({name: os.environ[name] for name in ENVIRONMENT_PASSED if name in os.environ})
     if fast:
         environment["BERTLIB_FAST"] = "1"
@@ -138,7 +139,15 @@ class Kernel:
 
     def _wait_until_ready(self):
         while True:
-            self._raise_if_gone()
+            try:
+                self._raise_if_gone()
+            except checker.KernelGone as gone:
+                if gone.ending is not Ending.KERNEL_DIED:
+                    raise
+                # no learner code has run yet: the sandbox or the Python environment is at fault
+                output = self.tail.decode("utf-8", "replace").strip()[-600:]
+                raise checker.KernelGone(Ending.GRADER_FAULT, f"the kernel did not start in the sandbox: "
+                                                              f"{output or 'it printed nothing'}") from None
             self.client.kernel_info()
             try:
                 while True:

@@ -113,8 +113,18 @@ def data_paths():
     """The folders the course reads datasets and cached models from, where they exist (`bertlib.datasets`)."""
     from bertlib import datasets
 
-    folders = [root for _, root in datasets.places() if root is not None] + [datasets.cache_dir()]
-    return [Path(folder).resolve() for folder in dict.fromkeys(folders) if Path(folder).is_dir()]
+    folders = [root for _, root in datasets.places() if root is not None] + [cache_dir()]
+    return [Path(folder).resolve() for folder in dict.fromkeys(folders) if folder and Path(folder).is_dir()]
+
+
+def cache_dir():
+    """bertlib's cache folder (datasets and the course's tiny models), or None where pooch is not installed."""
+    from bertlib import datasets
+
+    try:
+        return datasets.cache_dir()
+    except ImportError:
+        return Path(os.environ["BERTLIB_CACHE"]) if os.environ.get("BERTLIB_CACHE") else None
 
 
 def exposed_paths(hidden=()):
