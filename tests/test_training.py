@@ -359,7 +359,10 @@ def test_pretrain_takes_a_settings_object_a_tokenizer_and_a_config(small_run):
     assert result["pretrainer"].backbone.config == config and result["step"] == 10
     by_name = training.pretrain(tokenizer=tokenizer, config=config, verbose=False, steps=10, strategy="cpu",
                                 **small_run)
-    assert [record["loss"] for record in by_name["history"]] == [record["loss"] for record in result["history"]]
+    # The same run: bit for bit on TensorFlow; PyTorch's CPU kernels do not repeat a sum's order exactly.
+    np.testing.assert_allclose([record["loss"] for record in by_name["history"]],
+                               [record["loss"] for record in result["history"]],
+                               rtol=0 if keras.backend.backend() == "tensorflow" else 1e-2)
     with pytest.raises(ValueError, match="32 token embeddings but the tokenizer"):
         training.pretrain(run, tokenizer=tokenizer, config=dataclasses_replace(config, vocabulary_size=32))
 
