@@ -232,10 +232,10 @@ class Sandbox:
         for index, (source, target) in enumerate(binds):
             if self.uid is not None:
                 staged = self.root / "view" / str(index)
-                staged.mkdir(parents=True)
+                staged.mkdir(parents=True, exist_ok=True)
                 if Path(source).is_file():
                     staged = staged / "file"
-                    staged.touch()
+                    staged.touch(exist_ok=True)
                 mounts.append(f"mount --rbind {shlex.quote(str(source))} {shlex.quote(str(staged))}")
                 source = staged
             command += ["--ro-bind", str(source), target]
