@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from bertlib.course import evidence
+from tools.run_notebook import code_fingerprint
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
@@ -254,6 +255,9 @@ def test_stored_outputs_come_from_a_full_run(path):
         f"{path.name}: its stored outputs are not from a full run (metadata bertlib.run = {run or 'missing'}). "
         f"Re-run it with `python tools/run_notebook.py --full {path.relative_to(path.parents[1])}` (or `make full`).")
     assert run.get("date") and run.get("commit") and run.get("seconds", 0) > 0, run
+    assert run.get("code_sha256") == code_fingerprint(notebook), (
+        f"{path.name}: its code cells changed since the stored outputs were made (run at {run.get('commit')}); "
+        f"re-run it with `python tools/run_notebook.py --full {path.relative_to(path.parents[1])}`.")
     errors = [index for index, cell in enumerate(notebook["cells"]) if cell["cell_type"] == "code"
               and any(output.get("output_type") == "error" for output in cell.get("outputs", []))]
     assert not errors, f"{path.name}: cells {errors} stored an error output"
@@ -346,3 +350,16 @@ def test_tiny_model_is_trained_once_when_two_callers_race(tmp_path, monkeypatch)
     folder = results[0][0]
     assert (folder / "marker").read_text() == "trained"
     assert not [path for path in folder.parent.iterdir() if path.name.endswith(".tmp")]  # no staging left
+
+
+def test_code_fingerprint_sees_code_cells_and_only_them():
+    notebook = {"cells": [{"cell_type": "markdown", "source": "# prose"},
+                          {"cell_type": "code", "source": ["x = 1\n", "print(x)"], "outputs": []}]}
+    before = code_fingerprint(notebook)
+    notebook["cells"][0]["source"] = "# other prose"
+    notebook["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "1\n"}]
+    assert code_fingerprint(notebook) == before
+    notebook["cells"][1]["source"] = "x = 2\nprint(x)"
+    assert code_fingerprint(notebook) != before
+    notebook["cells"][1]["source"] = "x = 1\nprint(x)"  # a list or one string: the same code
+    assert code_fingerprint(notebook) == before

@@ -6,8 +6,9 @@
 The stored notebooks carry the outputs of a full run (`--full`, what a learner gets from Run All; `make full`
 runs the whole course this way). Without `--full` the notebook runs in fast mode (BERTLIB_FAST=1, what CI
 runs). Each saved notebook records how its outputs were made in its metadata:
-`"bertlib": {"run": {"mode": "full" | "fast", "date": ..., "seconds": ..., "commit": ...}}`, which
-tests/test_notebook_evidence.py checks. Metadata is otherwise cleaned: no execution timings, no widget state,
+`"bertlib": {"run": {"mode": "full" | "fast", "date": ..., "seconds": ..., "commit": ..., "code_sha256": ...}}`,
+which tests/test_notebook_evidence.py checks (the fingerprint of the code cells must be today's, so an edited
+cell cannot keep the outputs of the code it replaced). Metadata is otherwise cleaned: no execution timings, no widget state,
 a plain python3 kernelspec. Prints each notebook's wall time and its slowest cells; fails (and saves nothing
 in place) if a cell raises. With --output-dir the executed copy goes there instead, also when a cell failed.
 
@@ -16,6 +17,7 @@ TensorFlow's, so a run on JAX or PyTorch needs --output-dir and never writes ove
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -78,10 +80,20 @@ BACKENDS = ("tensorflow", "jax", "torch")
 STORED_BACKEND = "tensorflow"  # the backend of the outputs stored in the repository
 
 
-def run_record(fast, seconds, commit, backend=STORED_BACKEND):
+def code_fingerprint(notebook):
+    """sha256 of the notebook's code cells, in order: the stored outputs belong to exactly this code."""
+    digest = hashlib.sha256()
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            digest.update(source.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def run_record(fast, seconds, commit, backend=STORED_BACKEND, code=None):
     return {"mode": "fast" if fast else "full", "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2),
-            "backend": backend}
+            "backend": backend, "code_sha256": code}
 
 
 def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STORED_BACKEND):
@@ -110,7 +122,9 @@ def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STO
                                       "load_average": [round(x, 2) for x in os.getloadavg()],
                                       "cells": {index: round(seconds, 1) for seconds, index in cell_timings(notebook)}})
                           + "\n")
-        notebook.metadata["bertlib"] = {"run": run_record(fast, elapsed, commit, backend)}
+        metadata = {key: value for key, value in notebook.metadata.get("bertlib", {}).items() if key != "run"}
+        notebook.metadata["bertlib"] = {**metadata, "run": run_record(fast, elapsed, commit, backend,
+                                                                      code_fingerprint(notebook))}
         if output_dir:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, target)
