@@ -4,7 +4,9 @@ This is the computation of the paper's §3 (figure 2) written with nothing but n
 checkpoint stores. It uses no Keras and no bertlib layer, so when bertlib's layers agree with it, two independent
 codes agree. Read it in this order: the small pieces (`linear`, `layer_norm`, `gelu`, `softmax`), then
 `embeddings` -> `self_attention` -> `feed_forward` -> `encoder_layer` -> `bert`, then the two pretraining heads
-(`masked_lm_logits`, §3.1, and `next_sentence_logits`, §3.2).
+(`masked_lm_logits`, §3.1 Task #1, and `next_sentence_logits`, §3.1 Task #2), and last `decoder_step`: the same
+blocks run left to right one token at a time with a key-value cache, what a causal model (GPT) can do and BERT
+cannot (chapter 07).
 
 **Weights** are a dict `{name: numpy array}` with Hugging Face's names and layouts, exactly what
 `safetensors.numpy.load_file("model.safetensors")` returns for a BERT checkpoint. A dense layer `name` is
@@ -76,15 +78,17 @@ def _keep(steps, prefix="", **values):
 
 # --- the backbone -----------------------------------------------------------------------------------------------
 
-def embeddings(weights, token_ids, segment_ids, epsilon=1e-12, steps=None):
+def embeddings(weights, token_ids, segment_ids, epsilon=1e-12, steps=None, first_position=0):
     """Token + position + segment embeddings, then LayerNorm (§3, figure 2): (batch, seq) ids -> (batch, seq, H).
 
     Weights: Hugging Face's `BertEmbeddings` (`word_embeddings.weight`, `position_embeddings.weight`,
-    `token_type_embeddings.weight`, `LayerNorm.*`). Steps: `sum`, `output`.
+    `token_type_embeddings.weight`, `LayerNorm.*`). Steps: `sum`, `output`. `first_position` is the position of
+    the first token (0 for a whole sequence; later for the new tokens of `decoder_step`).
     """
     sequence_length = token_ids.shape[1]
+    positions = slice(first_position, first_position + sequence_length)
     summed = (weights["word_embeddings.weight"][token_ids]  # (batch, seq, H): one row per token
-              + weights["position_embeddings.weight"][:sequence_length][None]  # learned positions 0..seq-1
+              + weights["position_embeddings.weight"][positions][None]  # learned positions
               + weights["token_type_embeddings.weight"][segment_ids])  # segment A (0) or B (1)
     output = layer_norm(summed, weights, "LayerNorm", epsilon)
     _keep(steps, sum=summed, output=output)
@@ -103,32 +107,42 @@ def merge_heads(x):
     return x.transpose(0, 2, 1, 3).reshape(batch, sequence_length, heads * head_dim)
 
 
-def attention_mask(padding_mask, causal=False):
+def attention_mask(padding_mask, causal=False, queries=None):
     """Which keys each query may see: (batch, 1, query, key) booleans, broadcast over the heads.
 
     BERT is bidirectional (§3.1): every query sees every real key, only padding is hidden. `causal` also hides
-    the keys to the right of each query, as a left-to-right model does (§5.1's LTR baseline).
+    the keys to the right of each query, as a left-to-right model does (§5.1's LTR baseline). `queries` (default:
+    as many as keys) says how many queries there are: they are the last positions, the keys before them cached.
     """
     real_keys = np.asarray(padding_mask).astype(bool)[:, None, None, :]  # (batch, 1, 1, key)
     if not causal:
         return real_keys
-    sequence_length = real_keys.shape[-1]
-    left = np.arange(sequence_length)[:, None] >= np.arange(sequence_length)[None, :]  # (query, key)
+    keys = real_keys.shape[-1]
+    queries = keys if queries is None else queries
+    query_positions = np.arange(keys - queries, keys)
+    left = query_positions[:, None] >= np.arange(keys)[None, :]  # (query, key)
     return real_keys & left[None, None]
 
 
-def self_attention(weights, x, padding_mask, num_heads, causal=False, steps=None):
+def self_attention(weights, x, padding_mask, num_heads, causal=False, steps=None, past=None):
     """Multi-head scaled dot-product self-attention (Vaswani et al. 2017, BERT §3): (batch, seq, H) -> same.
 
     softmax(Q K^T / sqrt(d) with hidden keys at -1e9) V, for every head, then the output projection.
     Weights: Hugging Face's `BertAttention` without its LayerNorm (`self.query.*`, `self.key.*`, `self.value.*`,
     `output.dense.*`). Steps: `query`, `key`, `value` (batch, seq, H), `scores`, `probabilities`
     (batch, heads, query, key), `context` (batch, seq, H), `output`.
+
+    `past`: optional `{"key": (batch, t, H), "value": (batch, t, H)}` of t earlier positions (a key-value cache);
+    the new positions' keys and values are appended to them, `padding_mask` then covers all t + seq keys, and the
+    steps `key` and `value` hold all of them (the cache for the next call).
     """
     query, key, value = (linear(x, weights, f"self.{name}") for name in ("query", "key", "value"))
+    if past is not None:
+        key = np.concatenate([past["key"], key], axis=1)  # (batch, t + seq, H)
+        value = np.concatenate([past["value"], value], axis=1)
     head_dim = x.shape[-1] // num_heads
     scores = split_heads(query, num_heads) @ split_heads(key, num_heads).transpose(0, 1, 3, 2) / math.sqrt(head_dim)
-    hidden = ~attention_mask(padding_mask, causal)
+    hidden = ~attention_mask(padding_mask, causal, queries=x.shape[1])
     probabilities = softmax(np.where(hidden, MASKED, scores), axis=-1)  # each query's weights over the keys
     context = merge_heads(probabilities @ split_heads(value, num_heads))  # (batch, seq, H)
     output = linear(context, weights, "output.dense")
@@ -153,17 +167,17 @@ def feed_forward(weights, x, activation="gelu", epsilon=1e-12, steps=None):
 
 
 def encoder_layer(weights, x, padding_mask, num_heads, activation="gelu", epsilon=1e-12, causal=False,
-                  steps=None):
+                  steps=None, past=None):
     """One post-LayerNorm encoder block (§3): attention and feed-forward, each with a residual and a LayerNorm.
 
         x = LayerNorm(x + SelfAttention(x))
         x = LayerNorm(x + FeedForward(x))
 
     Weights: Hugging Face's `BertLayer`. Steps: `attention.<self_attention's steps>`, `attention_layer_norm`,
-    then `feed_forward`'s.
+    then `feed_forward`'s. `past`: this layer's key-value cache (see `self_attention`).
     """
     attention_steps = None if steps is None else {}
-    attended = self_attention(sub(weights, "attention."), x, padding_mask, num_heads, causal, attention_steps)
+    attended = self_attention(sub(weights, "attention."), x, padding_mask, num_heads, causal, attention_steps, past)
     x = layer_norm(x + attended, weights, "attention.output.LayerNorm", epsilon)
     _keep(steps, "attention.", **(attention_steps or {}))
     _keep(steps, attention_layer_norm=x)
@@ -229,8 +243,54 @@ def masked_lm_logits(weights, hidden, mask_positions=None, epsilon=1e-12, activa
 
 
 def next_sentence_logits(weights, pooled):
-    """Next-sentence logits (§3.2) from the pooled [CLS] vector: class 0 IsNext, class 1 NotNext.
+    """Next-sentence logits (§3.1, Task #2) from the pooled [CLS] vector: class 0 IsNext, class 1 NotNext.
 
     Weights: Hugging Face's `BertOnlyNSPHead` (`seq_relationship.*`).
     """
     return linear(pooled, weights, "seq_relationship")
+
+
+# --- generation: a causal model, one token at a time --------------------------------------------------------------
+
+def decoder_step(weights, config, token_ids, cache=None):
+    """The final hidden states of new tokens of a causal (left-to-right) model, reusing the earlier ones' keys and
+    values: the key-value cache of a decoder such as OpenAI GPT.
+
+    In a causal model a position sees only itself and the positions before it, so the keys and values of earlier
+    positions never change when a token is appended; each layer can keep them and run only the new tokens. A
+    bidirectional encoder (BERT, §3.1) cannot: every earlier position attends to the new token, so every earlier
+    state changes and the whole sequence must be encoded again (chapter 07 measures both).
+
+    Args:
+        weights: Hugging Face's `BertModel` names, as for `bert` (`bertlib.checkpoint.hf_weights(backbone)`).
+        config: a `bertlib.BertConfig` with `causal=True`.
+        token_ids: (batch, new) integer array, the next tokens (the whole prompt on the first call, then one).
+        cache: None on the first call, then the cache the previous call returned.
+
+    Returns:
+        `(hidden, cache)`: hidden is (batch, new, H), equal to the last `new` rows of `bert(...)["sequence_output"]`
+        on the whole sequence so far; cache is a list with one `{"key": (batch, t, H), "value": (batch, t, H)}` per
+        layer, t the number of tokens so far. Segment 0 everywhere, no padding.
+    """
+    if not getattr(config, "causal", False):
+        raise ValueError("decoder_step needs a causal model (config.causal=True): in a bidirectional encoder every "
+                         "earlier state changes when a token is appended, so there is nothing to cache.")
+    if any(name.startswith("bert.") for name in weights):
+        weights = sub(weights, "bert.")
+    token_ids = np.asarray(token_ids)
+    if token_ids.ndim != 2:
+        raise ValueError(f"token_ids must be (batch, new), got shape {token_ids.shape}.")
+    cache = cache or [None] * config.num_layers
+    past_length = 0 if cache[0] is None else cache[0]["key"].shape[1]
+    batch, new = token_ids.shape
+    epsilon = config.layer_norm_epsilon
+    x = embeddings(sub(weights, "embeddings."), token_ids, np.zeros_like(token_ids), epsilon,
+                   first_position=past_length)
+    padding_mask = np.ones((batch, past_length + new), "int32")
+    extended = []
+    for index, past in enumerate(cache):
+        steps = {}
+        x = encoder_layer(sub(weights, f"encoder.layer.{index}."), x, padding_mask, config.num_heads,
+                          config.activation, epsilon, causal=True, steps=steps, past=past)
+        extended.append({"key": steps["attention.key"], "value": steps["attention.value"]})
+    return x, extended
