@@ -132,6 +132,40 @@ def test_check_function_reports_a_crash_but_lets_an_untouched_stub_through():
         checks.check_function("f", stub, np.negative, lambda rng: rng.normal(size=2))
 
 
+def test_a_value_that_cannot_be_compared_fails_the_check_with_the_hint():
+    """A learner's tuple, ragged list or odd object met inside a check: a ✘ message, not numpy's traceback."""
+    output_and_probabilities = (np.zeros((2, 3, 4)), np.zeros((2, 1, 3, 3)))
+    for check, args in ((checks.check_array_close, ("output", output_and_probabilities, np.zeros((2, 3, 4)))),
+                        (checks.check_equal, ("token_ids", [[1, 2], [3]], np.array([[1, 2], [3, 4]]))),
+                        (checks.check_shape, ("output", [[1, 2], [3]], (2, 2)))):
+        message = failure_message(check, *args, hint="return one array")
+        assert message.startswith("✘ ") and "Hint:     return one array" in message, message
+        assert "cannot be compared" in message or "the shape of" in message, message
+    message = failure_message(checks.check_array_close, "output", output_and_probabilities, np.zeros((2, 3, 4)))
+    assert "a tuple of 2: array of shape (2, 3, 4), array of shape (2, 1, 3, 3)" in message
+
+    def chapter_version(x):  # returns the output and something else, as chapter 2's attention did
+        return x * 2, np.ones((1, 2))
+
+    message = failure_message(checks.check_function, "double", chapter_version, lambda x: x * 2,
+                              lambda rng: (rng.normal(size=(2, 3)),), hint="return only the output")
+    assert "(trial 1 of 5)" in message and "Hint:     return only the output" in message
+
+
+def test_checked_call_turns_a_crash_into_a_failed_check_and_lets_a_stub_through():
+    assert checks.checked_call("f(2)", lambda x: x + 1, 2) == 3
+    message = failure_message(checks.checked_call, "pool(sequence_output)", lambda x: x[:, 0, 5], np.zeros((2, 3)),
+                              hint="take the first position")
+    assert message.splitlines()[0] == "✘ pool(sequence_output) is not what was expected."
+    assert "IndexError" in message and "Hint:     take the first position" in message
+
+    def stub():
+        raise NotImplementedError("Exercise 2.6: write your code here")
+
+    with pytest.raises(NotImplementedError, match="Exercise 2.6"):
+        checks.checked_call("stub()", stub)
+
+
 def test_exercise_modules_do_not_import_tensorflow_or_keras():
     """Check cells and the grading CLI stay fast: none of them loads a deep-learning framework."""
     script = ("import sys\nimport bertlib.checks, bertlib.exercises, bertlib.grading\n"

@@ -313,6 +313,41 @@ def test_mutation_test_reports_a_wrong_answer_that_passes_and_a_short_catalogue(
     assert "1 NOT rejected" in capsys.readouterr().out
 
 
+def test_mutation_test_reports_a_check_that_crashes_on_a_wrong_answer_instead_of_failing(tmp_path):
+    """Issue 24: exercise 2.4's check crashed inside numpy on the chapter's (output, probabilities), which the old
+    test counted as rejected. A check must reject a wrong answer with a ✘ line; a crash is reported."""
+    nb = toy_solution_notebook()
+    nb.cells[8].source = 'check_close("mean_of_squares", float(mean_of_squares), 6.0)\ndone("3.2")'  # float(None) crashes
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    catalogue = TOY_CATALOGUE.replace('"constant": "mean_of_squares = 5.0\\n"', '"not a number": "mean_of_squares = None\\n"')
+    assert "mean_of_squares = None" in catalogue
+    write_catalogue(solutions, catalogue)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    crashes = [problem for problem in report.problems if "crashed" in problem]
+    assert crashes == [crash for crash in crashes if crash.startswith(
+        "exercise 3.2, wrong answer 'not a number': the check (cell 8) crashed with TypeError")] and len(crashes) == 1
+    assert not report.ok and report.rejected == 6, report.rejections
+
+    # The same wrong answer, read by the check helper itself: rejected by a failed check.
+    nb.cells[8].source = 'check_close("mean_of_squares", mean_of_squares, 6.0)\ndone("3.2")'
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert not [problem for problem in report.problems if "crashed" in problem] and report.rejected == 7
+
+
+def test_the_learner_copy_carries_the_learners_title():
+    """Issue 24: both exercise notebooks were titled "(solutions)"."""
+    for title, expected in (("# 03 · Toy (solutions) — 第3章", "# 03 · Toy (exercises) — 第3章"),
+                            ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章")):
+        nb = toy_solution_notebook()
+        nb.cells[0].source = f"{title}\n\nExercises for the toy chapter (solutions are hidden)."
+        built = exercises.build_exercise_notebook(nb, TOY_NAME)
+        assert built.cells[0].source == f"{expected}\n\nExercises for the toy chapter (solutions are hidden)."
+        assert nb.cells[0].source.startswith(title), "the solution notebook keeps its own title"
+
+
 def test_mutation_test_reports_a_reference_that_fails_and_a_replacement_that_does_not_apply(tmp_path):
     nb = toy_solution_notebook()
     nb.cells[8].source = nb.cells[8].source.replace("6.0", "7.0")  # the check now rejects the reference too

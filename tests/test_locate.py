@@ -246,11 +246,74 @@ def test_bad_reference_and_unknown_names_are_explained():
     x, padding_mask = attention_inputs()
     with pytest.raises(TypeError, match="must be a bertlib layer"):
         first_divergence(lambda x, m: x, keras.layers.Dense(3), (x, padding_mask))
-    with pytest.raises(ValueError, match="softmax"):
+    with pytest.raises(CheckFailed, match="softmax"):  # the learner's mistake: a ✘ message, not a crash
         first_divergence(lambda x, m: {"softmax": x}, layer, (x, padding_mask))
     unbuilt = BertEmbedding(10, 4)
     with pytest.raises(ValueError, match="not built"):
         first_divergence(lambda a, b: a, unbuilt, (np.zeros((1, 2), "int32"), np.zeros((1, 2), "int32")))
+
+
+def test_a_tuple_a_crash_or_a_ragged_value_from_the_learner_is_a_failed_check_with_a_hint():
+    """Issue 24: chapter 2's attention returns (output, probabilities); copied into exercise 2.4 it crashed inside
+    the locator with a bare numpy ValueError. Every learner-side error must read as a ✘ line with a hint."""
+    layer = built_attention()
+    x, padding_mask = attention_inputs()
+
+    def chapter_attention(x, m):
+        values = numpy_attention(x, m, layer)
+        return values["output"], values["probabilities"]
+
+    with pytest.raises(CheckFailed) as caught:
+        check_same_activations("self_attention", chapter_attention, layer, (x, padding_mask))
+    text = str(caught.value)
+    assert text.startswith("✘ self_attention returned a tuple of 2 values")
+    assert f"shape {(BATCH, SEQ, HIDDEN)}" in text and "Hint:" in text and "return only the output" in text
+
+    def crashing(x, m):
+        return x.reshape(3, -1, 5)  # a learner's reshape that cannot work
+
+    with pytest.raises(CheckFailed) as caught:
+        check_same_activations("self_attention", crashing, layer, (x, padding_mask))
+    assert "✘ self_attention: your code raised an error" in str(caught.value) and "ValueError" in str(caught.value)
+    assert "Hint:" in str(caught.value)
+
+    ragged = lambda x, m: {"scores": [[1.0, 2.0], [3.0]], "output": x}  # noqa: E731
+    with pytest.raises(CheckFailed, match="`scores` should be one array of shape"):
+        check_same_activations("self_attention", ragged, layer, (x, padding_mask))
+
+    def stub(x, m):
+        raise NotImplementedError("Exercise 2.4: write your code here")
+
+    with pytest.raises(NotImplementedError, match="Exercise 2.4"):  # "not attempted" for the grader
+        check_same_activations("self_attention", stub, layer, (x, padding_mask))
+
+
+def test_a_causal_layer_is_traced_and_a_forgotten_causal_mask_is_named():
+    keras.utils.set_random_seed(3)
+    layer = MultiHeadSelfAttention(4, dropout=0.0, causal=True)
+    x, padding_mask = attention_inputs()
+    x = np.concatenate([x, x], axis=-1)  # H = 32: four heads of 8
+    layer(x, padding_mask=padding_mask)
+    layer.set_weights([np.random.default_rng(4).normal(scale=0.5, size=w.shape) for w in layer.get_weights()])
+    expected = numpy(layer(x, padding_mask=padding_mask))
+    np.testing.assert_allclose(trace(layer, (x, padding_mask))["output"], expected, rtol=1e-5, atol=1e-4)
+
+    def learner(x, m, causal):
+        qkv_kernel, qkv_bias, output_kernel, output_bias = layer.get_weights()
+        batch, seq, hidden = x.shape
+        query, key, value = (t.reshape(batch, seq, 4, hidden // 4).transpose(0, 2, 1, 3)
+                             for t in np.split(x @ qkv_kernel + qkv_bias, 3, axis=-1))
+        scores = query @ key.transpose(0, 1, 3, 2) / math.sqrt(hidden // 4)
+        visible = (m[:, None, None, :] == 1) & (np.tril(np.ones((seq, seq), bool)) if causal else True)
+        scores = np.where(visible, scores, -1e9)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        probabilities = weights / weights.sum(-1, keepdims=True)
+        context = (probabilities @ value).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
+        return context @ output_kernel + output_bias
+
+    assert first_divergence(lambda x, m: learner(x, m, True), layer, (x, padding_mask)) is None
+    divergence = first_divergence(lambda x, m: learner(x, m, False), layer, (x, padding_mask))
+    assert divergence.step == "output" and "causal" in divergence.hint and "`probabilities`" in divergence.hint
 
 
 # --- the masker (chapter 03) -------------------------------------------------------------------------------------

@@ -9,10 +9,15 @@ with `done("3.2")`. A failed check raises `CheckFailed`, an `AssertionError` who
       Hint:     subtract the row maximum before exp().
 
 A passed check prints one `✔` line. The grader (`bertlib grade`) scores an exercise from whether its cells raised,
-so these helpers never swallow an error. Only numpy is imported here, so a check cell stays fast; tensors of any
+so these helpers never swallow an error; but an error that comes from the learner's answer (their function raised,
+or returned something that cannot be compared, such as a tuple where one array was asked for) becomes a `✘`
+message with the hint, never a bare traceback from inside this module. A check cell calls a learner's function
+through `checked_call` for the same reason. Only an untouched stub's `NotImplementedError` goes through as
+itself (the grader reports "not attempted"). Only numpy is imported here, so a check cell stays fast; tensors of any
 backend are compared through `numpy.asarray`.
 """
 
+import contextlib
 import hashlib
 import hmac
 
@@ -32,11 +37,12 @@ def check_equal(name, got, expected, hint=None):
     Example:
         check_equal("tokenizer.tokenize('hello')", tokens, ["hello"])
     """
-    if _is_array_like(got) or _is_array_like(expected):
-        got_array, expected_array = np.asarray(got), np.asarray(expected)
-        equal = got_array.shape == expected_array.shape and bool(np.all(got_array == expected_array))
-    else:
-        equal = bool(got == expected)
+    with _answer_compared(name, lambda: _show(expected), got, hint):
+        if _is_array_like(got) or _is_array_like(expected):
+            got_array, expected_array = np.asarray(got), np.asarray(expected)
+            equal = got_array.shape == expected_array.shape and bool(np.all(got_array == expected_array))
+        else:
+            equal = bool(got == expected)
     if not equal:
         _fail(name, _show(expected), _show(got), hint)
     _passed(name)
@@ -65,12 +71,13 @@ def check_shape(name, got, expected_shape, hint=None):
     Example:
         check_shape("sequence_output", outputs["sequence_output"], (2, 16, 64))
     """
-    got_shape = tuple(np.shape(got)) if not hasattr(got, "shape") else tuple(got.shape)
     expected_shape = tuple(expected_shape)
+    shown = "(" + ", ".join("any" if size is None else str(size) for size in expected_shape) + ")"
+    with _answer_compared(message("shape_of", name=name), lambda: shown, got, hint):
+        got_shape = tuple(np.shape(got)) if not hasattr(got, "shape") else tuple(got.shape)
     matches = len(got_shape) == len(expected_shape) and all(
         want is None or want == have for want, have in zip(expected_shape, got_shape))
     if not matches:
-        shown = "(" + ", ".join("any" if size is None else str(size) for size in expected_shape) + ")"
         _fail(message("shape_of", name=name), shown, str(got_shape), hint)
     _passed(message("shape_of", name=name))
 
@@ -83,10 +90,12 @@ def check_array_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     Example:
         check_array_close("attention weights", weights, reference_weights, atol=1e-6)
     """
-    got_array, expected_array = np.asarray(got), np.asarray(expected)
-    if got_array.shape != expected_array.shape:
-        _fail(message("shape_of", name=name), str(expected_array.shape), str(got_array.shape), hint)
-    problem = _array_difference(got_array, expected_array, rtol, atol)
+    expected_array = np.asarray(expected)
+    with _answer_compared(name, lambda: _show(expected_array), got, hint):
+        got_array = np.asarray(got)
+        if got_array.shape != expected_array.shape:
+            _fail(message("shape_of", name=name), str(expected_array.shape), str(got_array.shape), hint)
+        problem = _array_difference(got_array, expected_array, rtol, atol)
     if problem:
         _fail(name, _show(expected_array), f"{_show(got_array)}\n{' ' * 12}{problem}", hint)
     _passed(name)
@@ -135,11 +144,35 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
             raise CheckFailed(_message(message("trial", call=call, trial=trial, trials=trials), _show(expected),
                                        message("raised", error_type=type(error).__name__, error=error),
                                        hint)) from error
-        problem = _structure_difference(got, expected, rtol, atol)
+        with _answer_compared(message("trial", call=call, trial=trial, trials=trials), lambda: _show(expected), got,
+                              hint):
+            problem = _structure_difference(got, expected, rtol, atol)
         if problem:
             _fail(message("trial", call=call, trial=trial, trials=trials), _show(expected),
                   f"{_show(got)}\n{' ' * 12}{problem}", hint)
     print(message("function_matches", name=name, trials=trials))
+
+
+def checked_call(name, function, *args, hint=None, **kwargs):
+    """Calls a learner's function from a check cell and returns its result; an error it raises becomes a ✘ message.
+
+    Use it wherever a check cell calls the learner's code itself (to get a value it then checks), so that a
+    crash reads like every other failed check, with the call and the hint, instead of a traceback. An untouched
+    stub's `NotImplementedError` goes through unchanged.
+
+    Example:
+        pooled = checked_call("pool(sequence_output, kernel, bias)", pool, sequence_output, kernel, bias,
+                              hint="a dense layer with tanh on the first position")
+    """
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        raise  # an untouched stub: the grader reports "not attempted"
+    except CheckFailed:
+        raise
+    except Exception as error:
+        raise CheckFailed(_message(name, message("a_result"), message("raised", error_type=type(error).__name__,
+                                                                      error=error), hint)) from error
 
 
 def answer_digest(value, salt, digits=None):
@@ -221,18 +254,37 @@ def _message(name, expected_text, got_text, hint):
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _answer_compared(name, expected_text, got, hint):
+    """Turns an error met while reading the learner's value `got` (a ragged list, a tuple where one array was
+    asked for, an object numpy cannot compare) into a ✘ message; `expected_text()` describes what was asked."""
+    try:
+        yield
+    except (CheckFailed, NotImplementedError):
+        raise
+    except Exception as error:
+        raise CheckFailed(_message(name, expected_text(), f"{_show(got)}\n{' ' * 12}" + message(
+            "not_comparable", error_type=type(error).__name__, error=error), hint)) from error
+
+
 def _is_array_like(value):
     return isinstance(value, np.ndarray) or hasattr(value, "shape") and hasattr(value, "dtype")
 
 
 def _show(value):
-    if _is_array_like(value):
-        array = np.asarray(value)
-        text = np.array2string(array, precision=4, threshold=20, edgeitems=2, separator=", ")
-        text = " ".join(text.split())
-        shown = f"array of shape {array.shape}, {array.dtype}: {text}"
-    else:
-        shown = repr(value)
+    try:
+        if _is_array_like(value):
+            array = np.asarray(value)
+            text = np.array2string(array, precision=4, threshold=20, edgeitems=2, separator=", ")
+            text = " ".join(text.split())
+            shown = f"array of shape {array.shape}, {array.dtype}: {text}"
+        elif isinstance(value, (tuple, list)) and any(_is_array_like(item) for item in value):
+            shown = f"a {type(value).__name__} of {len(value)}: " + ", ".join(
+                f"array of shape {tuple(np.shape(item))}" if _is_array_like(item) else _show(item) for item in value)
+        else:
+            shown = repr(value)
+    except Exception:  # noqa: BLE001 (an object that cannot even be shown is still named)
+        shown = f"a {type(value).__name__}"
     return shown if len(shown) <= _MAX_SHOWN else shown[:_MAX_SHOWN] + " …"
 
 

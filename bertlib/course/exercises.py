@@ -17,8 +17,13 @@ The convention a solution notebook follows (docs/grading.md shows a complete exa
 - No cell outside an exercise may use a name defined in a solution region: in `exercises/` it would fail.
 
 In `exercises/`, solution and check cells carry nbval's `raises-exception` tag (the stub raises, and the check
-then meets missing code), outputs and execution counts are cleared, and metadata is reduced to what the course
-uses, so the file is a pure function of the solution notebook.
+then meets missing code), outputs and execution counts are cleared, metadata is reduced to what the course
+uses, and the title's "(solutions)" reads "(exercises)" (Chinese: "（参考答案）" reads "（练习）"), so the file
+is a pure function of the solution notebook.
+
+`bertlib exercises test` proves each check on wrong answers: a check must reject every wrong answer of the
+catalogue with a failed check (a ✘ message), never by crashing on it (a check that meets a `ValueError` in the
+learner's value has not told the learner what is wrong).
 """
 
 import ast
@@ -47,6 +52,8 @@ NOTEBOOK_NAME = re.compile(r"^(\d\d)_[A-Za-z0-9_\-]+\.ipynb$")
 # What an exercise notebook keeps of the solution's metadata; the rest is editor state (scroll, timings, widgets).
 KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KEPT_CELL_METADATA = ("bertlib", "tags")
+# The title of a solution notebook and of its learner copy (first line of the first markdown cell), per language.
+TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"))
 
 
 class ExerciseFormatError(ValueError):
@@ -202,6 +209,7 @@ def build_exercise_notebook(nb, source_name="notebook"):
 
     Solution regions become stubs, solution and check cells get the `raises-exception` tag, outputs are
     cleared and metadata is reduced to `kernelspec`, `language_info` (notebook) and `bertlib`, `tags` (cells).
+    The title (first line of the first markdown cell) says "(exercises)" where the solution's says "(solutions)".
     """
     exercise = nbformat.from_dict(nbformat.v4.new_notebook())
     exercise.nbformat, exercise.nbformat_minor = nb.nbformat, nb.nbformat_minor
@@ -220,6 +228,12 @@ def build_exercise_notebook(nb, source_name="notebook"):
             tags = list(new_cell.metadata.get("tags", []))
             new_cell.metadata["tags"] = tags + [RAISES_TAG] if RAISES_TAG not in tags else tags
         exercise.cells.append(new_cell)
+    title_cell = next((cell for cell in exercise.cells if cell.cell_type == "markdown"), None)
+    if title_cell is not None:
+        title, newline, rest = title_cell.source.partition("\n")
+        for solutions_word, exercises_word in TITLE_WORDS:
+            title = title.replace(solutions_word, exercises_word)
+        title_cell.source = title + newline + rest
     return strip_outputs(exercise)
 
 
@@ -535,12 +549,19 @@ def mutation_test(solution_path, report=None, log=print):
                 if error is not None:
                     report.rejections.append((exercise_id, description, type(error).__name__,
                                               (str(error).strip().splitlines() or [""])[0][:150]))
-                    rejected = cell_index != solution_index or isinstance(error, (NotImplementedError, AssertionError))
-                    if not rejected:
+                    clean = isinstance(error, (NotImplementedError, AssertionError))
+                    rejected = clean
+                    if not clean and cell_index == solution_index:
                         report.problems.append(f"{where}: the wrong answer itself raises "
                                                f"{type(error).__name__}: {error} (make it a plausible answer)")
                         report.wrong_answers -= 1
                         counts[1] -= 1
+                        rejected = None
+                    elif not clean:
+                        report.problems.append(
+                            f"{where}: the check (cell {cell_index}) crashed with {type(error).__name__}: "
+                            f"{str(error)[:200]} instead of a ✘ line (read the learner's value inside a check "
+                            f"helper, or call the learner's function through checks.checked_call)")
                         rejected = None
                     break
             if rejected:

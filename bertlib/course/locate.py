@@ -34,6 +34,7 @@ import numpy as np
 from bertlib.checkpoint import hf_weights
 from bertlib.course import reference as reference_pass
 from bertlib.course.failure import CheckFailed
+from bertlib.course.messages import message
 
 # The steps of each reference layer, in the order they are computed. A block's attention steps are prefixed.
 ATTENTION_STEPS = ("query_key_value", "scores", "probabilities", "context", "output")
@@ -130,7 +131,7 @@ def trace(reference, inputs, mistake=None):
     return _trace_mlm_head(weights, settings, hidden, _input(args, kwargs, 1, "mask_positions", None), mistake)
 
 
-def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weights=True):
+def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weights=True, name="your function"):
     """The first step where `learner` and `reference` differ beyond tolerance, or None when they agree.
 
     Args:
@@ -147,12 +148,18 @@ def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weig
         atol, rtol: floats, the tolerance of `numpy.allclose`.
         copy_weights: bool, defaults to True. For a Keras learner, copy the reference's weights into it first
             (a learner whose weights do not line up with the reference's is reported at step `weights`).
+        name: str, how the learner's code is called in a failure message.
 
     Returns:
         `Divergence` or None. `print()` it for the message a learner reads.
+
+    Raises:
+        CheckFailed: when the learner's code raises, or returns what cannot be compared (a tuple instead of one
+            array, a dict with names the reference does not compute, a ragged list): a ✘ message with a hint.
+            An untouched stub's `NotImplementedError` goes through as itself.
     """
     if _is_masker(reference):
-        return _masker_divergence(learner, reference, inputs)
+        return _masker_divergence(learner, reference, inputs, name)
     kind = _kind(reference)
     names = steps(reference)
     reference_values = trace(reference, inputs)
@@ -160,35 +167,57 @@ def first_divergence(learner, reference, inputs, atol=1e-4, rtol=1e-4, copy_weig
         weights_problem = _check_weights(learner, reference, copy_weights, names)
         if weights_problem is not None:
             return weights_problem  # without the same weights, no activation can be compared
-        learner_values = _record(learner, inputs, kind)
+        learner_values = _learner_call(name, _record, learner, inputs, kind)
     else:
         args, kwargs = _as_arguments(inputs)
-        result = learner(*args, **kwargs)
+        result = _learner_call(name, learner, *args, **kwargs)
+        if isinstance(result, (tuple, list)):
+            raise CheckFailed(message("returned_sequence", name=name, kind=type(result).__name__, count=len(result),
+                                      shape=reference_values[names[-1]].shape, names=", ".join(names)) + "\n"
+                              + message("hint", text=message("return_only_output")))
         learner_values = result if isinstance(result, dict) else {names[-1]: result}
-    unknown = [name for name in learner_values if name not in reference_values]
+    unknown = [step for step in learner_values if step not in reference_values]
     if unknown:
-        raise ValueError(f"The learner returned values named {unknown}, which the reference does not compute. "
-                         f"Use names from {list(names)}.")
+        raise CheckFailed(f"✘ {name} returned values named {unknown}, which the reference does not compute.\n"
+                          + message("hint", text=f"use names from {list(names)}."))
     matched, last_compared = [], 0
-    for index, name in enumerate(names, start=1):
-        if name not in learner_values:
+    for index, step in enumerate(names, start=1):
+        if step not in learner_values:
             continue
-        got = _array(learner_values[name])
-        expected = reference_values[name]
+        try:
+            got = _array(learner_values[step])
+        except Exception as error:  # noqa: BLE001 (a learner's value numpy cannot read: said, not raised)
+            raise CheckFailed(message("learner_raised", name=f"{name}: `{step}`", error_type=type(error).__name__,
+                                      error=error) + "\n" + message(
+                "hint", text=f"`{step}` should be one array of shape {reference_values[step].shape}.")) from error
+        expected = reference_values[step]
         if got.shape != expected.shape:
-            return Divergence(name, index, len(names), matched, got.shape, expected.shape,
-                              hint=_shape_hint(name, got.shape, expected.shape))
+            return Divergence(step, index, len(names), matched, got.shape, expected.shape,
+                              hint=_shape_hint(step, got.shape, expected.shape))
         if not np.allclose(got, expected, rtol=rtol, atol=atol) or not np.all(np.isfinite(got)):
             gap = np.nan_to_num(np.abs(got - expected), nan=np.inf)
             where = tuple(int(i) for i in np.unravel_index(np.argmax(gap), gap.shape))
             # The mistake may sit anywhere after the last step that matched (steps in between were not seen).
             unseen = names[last_compared:index]
-            hint = _diagnose(name, got, reference, inputs, unseen, atol, rtol, only_output=len(learner_values) == 1)
-            return Divergence(name, index, len(names), matched, got.shape, expected.shape, float(gap.max()), where,
+            hint = _diagnose(step, got, reference, inputs, unseen, atol, rtol, only_output=len(learner_values) == 1)
+            return Divergence(step, index, len(names), matched, got.shape, expected.shape, float(gap.max()), where,
                               hint)
-        matched.append(name)
+        matched.append(step)
         last_compared = index
     return None
+
+
+def _learner_call(name, function, *args, **kwargs):
+    """Runs the learner's code; an error it raises becomes a CheckFailed naming it (a stub's NotImplementedError
+    and a CheckFailed go through)."""
+    try:
+        return function(*args, **kwargs)
+    except (NotImplementedError, CheckFailed):
+        raise
+    except Exception as error:
+        raise CheckFailed(message("learner_raised", name=name, error_type=type(error).__name__, error=error)
+                          + "\n" + message("hint", text="run your function on the check's inputs in a cell of "
+                                                         "your own to see where it fails.")) from error
 
 
 def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-4):
@@ -197,7 +226,7 @@ def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-
     Example:
         check_same_activations("self_attention", lambda x, m: self_attention(x, m, *weights, 2), layer, (x, mask))
     """
-    divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol)
+    divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol, name=name)
     if divergence is not None:
         raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{str(divergence).removeprefix('✘ ')}")
     print(f"✔ {name}: every compared step matches bertlib's reference")
@@ -213,6 +242,8 @@ MISTAKES = {
                            "that no longer sum to 1. Mask the scores before the softmax instead."),
     "mask_queries": ("probabilities", "you masked padded queries (rows) instead of padded keys (columns): a padded "
                      "key must get no weight in every row."),
+    "no_causal_mask": ("probabilities", "this attention is causal: query i may not look at keys j > i. Hide them "
+                       "(np.tril of ones, diagonal included) together with the padded keys, before the softmax."),
     "no_scale": ("scores", "divide the scores by sqrt(head_dim) (scaled dot-product attention)."),
     "scale_by_head_dim": ("scores", "scale by 1/sqrt(head_dim), not 1/head_dim."),
     "softmax_over_queries": ("probabilities", "the softmax runs over the wrong axis: normalise over the keys "
@@ -320,11 +351,13 @@ def _trace_attention(weights, settings, x, padding_mask, mistake=None):
 
 def _attention_with_mistake(weights, values, padding_mask, settings, mistake):
     """The attention's steps from `scores` on, recomputed with one known mistake (the steps before stay)."""
+    if mistake == "no_causal_mask" and not settings["causal"]:
+        raise _NotApplicable(mistake)
     num_heads = settings["num_heads"]
     head_dim = values["query"].shape[-1] // num_heads
     scores = values["scores"] * {"no_scale": math.sqrt(head_dim),  # q.k instead of q.k / sqrt(d)
                                  "scale_by_head_dim": 1 / math.sqrt(head_dim)}.get(mistake, 1.0)  # q.k / d
-    seen = reference_pass.attention_mask(padding_mask, settings["causal"])  # (batch, 1, query, key)
+    seen = reference_pass.attention_mask(padding_mask, settings["causal"] and mistake != "no_causal_mask")
     if mistake == "mask_queries":
         seen = np.asarray(padding_mask).astype(bool)[:, None, :, None] & np.ones_like(seen)
     if mistake in {"no_mask", "mask_after_softmax"}:
@@ -504,15 +537,15 @@ def _selected(output, shape):
     return selected
 
 
-def _masker_divergence(learner, masker, inputs):
+def _masker_divergence(learner, masker, inputs, learner_name="your masker"):
     token_ids, seed = inputs
     token_ids = np.asarray(token_ids)
     expected = masker.mask_numpy(token_ids, np.random.default_rng(seed))
-    got = learner(token_ids, np.random.default_rng(seed))
+    got = _learner_call(learner_name, learner, token_ids, np.random.default_rng(seed))
     missing = [name for name in MASKER_STEPS[1:] if not isinstance(got, dict) or name not in got]
     if missing:
-        raise ValueError(f"The learner's masker must return a dict with {list(MASKER_STEPS[1:])}; "
-                         f"it lacks {missing}.")
+        raise CheckFailed(f"✘ {learner_name} must return a dict with {list(MASKER_STEPS[1:])}; it lacks {missing}.\n"
+                          + message("hint", text="return the dict that masker.mask_numpy returns, key for key."))
     total, matched = len(MASKER_STEPS), []
     for name in MASKER_STEPS[2:]:
         if np.shape(got[name]) != np.shape(expected[name]):

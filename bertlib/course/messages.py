@@ -57,6 +57,19 @@ MESSAGES = {
     "shape_mismatch": {"en": "(shape {got}{where}, expected {expected})",
                        "zh": "（{where}形状为 {got}，应为 {expected}）"},
     "in_where": {"en": " in {where}", "zh": "，位于 {where}"},
+    "not_comparable": {"en": "(this cannot be compared with the expected value: {error_type}: {error})",
+                       "zh": "（无法与预期值比较：{error_type}: {error}）"},
+    "a_result": {"en": "a result (your function returned without an error)", "zh": "一个结果（函数正常返回，不报错）"},
+    "learner_raised": {"en": "✘ {name}: your code raised an error.\n  Got:      {error_type}: {error}",
+                       "zh": "✘ {name}：你的代码报错了。\n  实际：{error_type}: {error}"},
+    "returned_sequence": {"en": "✘ {name} returned a {kind} of {count} values.\n"
+                                "  Expected: one array of shape {shape} (the final output), or a dict of named "
+                                "steps ({names}).",
+                          "zh": "✘ {name} 返回了含 {count} 个值的 {kind}。\n"
+                                "  预期：一个形状为 {shape} 的数组（最终输出），或一个按步骤命名的 dict（{names}）。"},
+    "return_only_output": {"en": "return only the output; a function that also returns another value (the chapter's "
+                                 "attention also returned its probabilities) gives a tuple.",
+                           "zh": "只返回输出；同时返回其他值的函数（本章的注意力还返回了概率）会给出一个 tuple。"},
 }
 
 
