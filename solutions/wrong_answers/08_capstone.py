@@ -5,7 +5,7 @@ REFERENCE_AUDIT = """audit = {
     CONTRIBUTIONS[1]: (3, "§4: one backbone and a one-layer head for GLUE, SQuAD and SWAG."),
     CONTRIBUTIONS[2]: (1, "§5.1: a clear loss on QNLI only; NSP is solvable from topic cues and later dropped by RoBERTa."),
     CONTRIBUTIONS[3]: (3, "§5.2: accuracy rises monotonically with size on MRPC, MNLI and the LM."),
-    CONTRIBUTIONS[4]: (2, "C.1 is one figure; our toy rerun shows both halves."),
+    CONTRIBUTIONS[4]: (2, "C.1: 1M steps beat 500k by almost 1.0 MNLI point, shown in one figure; our toy rerun shows both halves."),
 }"""
 
 WRONG_ANSWERS = {
@@ -16,10 +16,14 @@ WRONG_ANSWERS = {
         "division by zero when never visible": [("None if visible <= 0 else keep_rate / visible", "keep_rate / visible")],
     },
     "8.2": {
-        "without [MASK]: 0/100/0": [('"mask": (0.0, 0.5)', '"mask": (0.0, 1.0)')],
-        "without keep: 90/10/0": [('"keep": (0.8, 0.2)', '"keep": (0.9, 0.1)')],
-        "random and keep swapped": [('"random": (0.8, 0.0), "keep": (0.8, 0.2)', '"random": (0.8, 0.2), "keep": (0.8, 0.0)')],
-        "always the paper's recipe": [("}[without]", "}[None]")],
+        "SAME and RND swapped (the first edition's MASK/RND/SAME labels)": [
+            ("random_token_rate=random / 100", "random_token_rate=same / 100")],
+        "the mask share read as per mille": [("mask_token_rate=mask / 100", "mask_token_rate=mask / 1000")],
+        "no check that the mixture adds up to 100": [("if mask + same + random != 100:", "if False:")],
+        "always the paper's recipe": [("mask_token_rate=mask / 100,", "mask_token_rate=0.8,"),
+                                      ("random_token_rate=random / 100,", "random_token_rate=0.1,")],
+        "the mixture as fractions, not percent": [("mask_token_rate=mask / 100,", "mask_token_rate=mask,"),
+                                                  ("random_token_rate=random / 100,", "random_token_rate=random,")],
     },
     "8.3": {
         "epochs from 512-token steps": [("1_000_000 * 128_000 / 3.3e9", "1_000_000 * 256 * 512 / 3.3e9")],
@@ -29,20 +33,41 @@ WRONG_ANSWERS = {
             "12 * num_layers * hidden_dim ** 2 + (vocabulary_size + positions + segments) * hidden_dim",
             "12 * num_layers * hidden_dim ** 2")],
         "tokens per batch at 128": [("batch_tokens = 256 * 512", "batch_tokens = 256 * 128")],
+        "the Table 1 averages as the leaderboard scores": [("gain_leaderboard = 80.5 - 72.8", "gain_leaderboard = 82.1 - 75.1")],
     },
     "8.4": {
         "attention cost without n": [("4 * n * hidden_dim", "4 * hidden_dim ** 2")],
         "not relative to all-512": [(" / flops_per_step(512, hidden_dim)", "")],
         "shares ignored": [("share * flops_per_step(n, hidden_dim)", "flops_per_step(n, hidden_dim)")],
         "cost per token, not per step": [("return batch * n * (", "return batch * (")],
+        "half-cost share: the shares swapped": [("return (0.5 - ratio) / (1 - ratio)", "return 1 - (0.5 - ratio) / (1 - ratio)")],
+        "half-cost share from the token count alone (no attention term)": [(
+            "ratio = flops_per_step(short, hidden_dim) / flops_per_step(long, hidden_dim)", "ratio = short / long")],
+        "half-cost share: half the steps": [("return (0.5 - ratio) / (1 - ratio)", "return 0.5")],
     },
     "8.5": {
-        "mean over padding too": [("(sequence_output * mask).sum(axis=1) / mask.sum(axis=1)", "sequence_output.mean(axis=1)")],
-        "[CLS] read at the last position": [("sequence_output[:, 0]", "sequence_output[:, -1]")],
-        "a sum, not a mean": [(" / mask.sum(axis=1)", "")],
-        "divided by the sequence length": [("/ mask.sum(axis=1)", "/ sequence_output.shape[1]")],
+        "concatenated with the last layer first": [("np.concatenate(hidden_states[-4:], axis=-1)",
+                                                    "np.concatenate(hidden_states[:-5:-1], axis=-1)")],
+        "the sum of all layers": [("np.sum(hidden_states[-4:], axis=0)", "np.sum(hidden_states, axis=0)")],
+        "second-to-last counted from the first layer": [("return hidden_states[-2]", "return hidden_states[1]")],
+        "concatenated along the sequence": [("axis=-1)", "axis=1)")],
+        "the mean of the last four, not the sum": [("np.sum(hidden_states[-4:], axis=0)", "np.mean(hidden_states[-4:], axis=0)")],
+        "best feature: the second-to-last layer": [('best_feature, behind_fine_tuning = "concat_last_four"',
+                                                    'best_feature, behind_fine_tuning = "second_to_last"')],
+        "behind fine-tuning BERT_LARGE, not BERT_BASE": [("round(96.4 - 96.1, 1)", "round(96.6 - 96.1, 1)")],
     },
     "8.6": {
+        "'See chapter 4' for contribution 1": [(
+            'CONTRIBUTIONS[0]: (3, "§5.1: LTR & No NSP loses 10.7 SQuAD F1; our toy MLM encoder beat LTR on a right-context probe."),',
+            'CONTRIBUTIONS[0]: (3, "See chapter 4 for this one, it is convincing."),')],
+        "'See chapter 4' for NSP: the right chapter, nothing measured": [(
+            'CONTRIBUTIONS[2]: (1, "§5.1: a clear loss on QNLI only; NSP is solvable from topic cues and later dropped by RoBERTa."),',
+            'CONTRIBUTIONS[2]: (1, "See chapter 4 for this one, really."),')],
+        "a made-up figure": [("§5.2: accuracy rises monotonically with size on MRPC, MNLI and the LM.",
+                              "§5.2: the biggest model gains 12.5 points on MRPC.")],
+        "another contribution's evidence": [(
+            "C.1: 1M steps beat 500k by almost 1.0 MNLI point, shown in one figure; our toy rerun shows both halves.",
+            "§5.1: the LTR model loses 10.7 SQuAD F1, which shows MLM wins.")],
         "'All fine, nothing to add.' five times": [(REFERENCE_AUDIT, """audit = {
     CONTRIBUTIONS[0]: (2, "All fine, nothing to add."),
     CONTRIBUTIONS[1]: (2, "All fine, nothing to add."),
