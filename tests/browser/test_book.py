@@ -225,3 +225,49 @@ def test_chinese_headings_use_the_shipped_font(site, browser):
     assert loaded, "the shipped CJK font did not load for the heading"
     page.close()
     assert problems.errors == [], "\n".join(problems.errors)
+
+
+CODE_LINE = 100  # characters a code line may have and still show whole on a laptop (issue 24)
+
+
+def test_a_100_character_code_line_shows_whole_at_1280_px(site, browser):
+    """On a 1280-pixel screen every code cell whose lines have at most 100 characters (a CJK character counts two)
+    shows them without a horizontal scroll bar (the theme's column clipped such lines at 84 characters). Measured
+    on every chapter and exercise page: a 100-character probe line fits the code box's text area, and no such cell
+    scrolls sideways."""
+    page = browser.new_page(viewport=DESKTOP)
+    problems = PageProblems(page, site)
+    pages = [f"notebooks/{chapter}.html" for chapter in CHAPTERS] + [f"exercises/{name}.html" for name in EXERCISES]
+    measured = 0
+    for page_path in pages:
+        page.goto(site + page_path)
+        settle(page)
+        found = page.evaluate("""limit => {
+            const boxes = [...document.querySelectorAll("div.cell div.cell_input div.highlight pre")];
+            const pre = boxes[0];
+            const probe = document.createElement("span");
+            probe.textContent = "x".repeat(limit);
+            pre.appendChild(probe);
+            const style = getComputedStyle(pre);
+            const textRight = pre.getBoundingClientRect().right - parseFloat(style.paddingRight)
+                              - parseFloat(style.borderRightWidth);
+            const probeRight = probe.getBoundingClientRect().right;
+            probe.remove();
+            // Columns as a terminal counts them: a CJK character takes two (it is drawn about 1.7 wide).
+            const columns = line => [...line].reduce((sum, char) => sum + (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/.test(char) ? 2 : 1), 0);
+            const widest = box => Math.max(...box.textContent.split("\\n").map(columns));
+            const scrolling = boxes.filter(box => widest(box) <= limit && box.scrollWidth > box.clientWidth)
+                                   .map(box => box.textContent.split("\\n")[0].slice(0, 60));
+            const longest = Math.max(...boxes.map(box => Math.max(...box.textContent.split("\\n").map(columns)
+                                                                       .filter(width => width <= limit))));
+            return {probeRight, textRight, scrolling, cells: boxes.length, longest, font: style.fontSize};
+        }""", CODE_LINE)
+        assert found["probeRight"] <= found["textRight"] + 0.5, (
+            f"{page_path}: at {DESKTOP['width']} px a {CODE_LINE}-character line ends at {found['probeRight']:.0f} px, "
+            f"past the code box's text area ({found['textRight']:.0f} px; code font {found['font']})")
+        assert found["scrolling"] == [], (f"{page_path}: code cells with lines of at most {CODE_LINE} characters "
+                                          f"scroll sideways at {DESKTOP['width']} px: {found['scrolling']}")
+        measured += found["cells"]
+        assert found["longest"] >= 80, f"{page_path}: no long line to measure (longest {found['longest']})"
+    page.close()
+    assert measured > 100 and problems.errors == [], "\n".join(problems.errors)
