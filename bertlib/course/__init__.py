@@ -3,6 +3,7 @@ live, plot style), Colab installation in `colab`, learner checks in `checks`, ex
 `exercises`, grading in `grading`. An engineer who lifts `bertlib` for its layers can leave this subpackage behind.
 
 Every chapter starts with `course.setup(seed=0)`, before it imports Keras; importing this module changes nothing.
+The figures' helpers (`plot_history`, `plot_lines`, `plot_masks`, ...) come from `plots`.
 `BERTLIB_FAST=1` (set by `make test` and CI) shrinks every experiment so a notebook runs in a minute or two;
 learners run the full versions. A notebook reads its sizes through `course.pick(fast=..., full=...)`.
 """
@@ -15,6 +16,8 @@ import warnings
 from pathlib import Path
 
 from bertlib import distribute
+from bertlib.course.plots import (plot_bars, plot_grouped_bars, plot_heatmaps, plot_histogram,  # noqa: F401
+                                  plot_history, plot_lines, plot_masks, plot_shares)
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
 REPOSITORY = "bertlib-course/bertlib"
