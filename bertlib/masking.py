@@ -22,17 +22,20 @@ import numpy as np
 class MaskedLMMasker:
     """Chooses the masked-LM prediction slots of a padded batch of token ids (§3.1, appendix A.1).
 
-    In each row, `num_to_predict = min(max_predictions, max(1, round(n_eligible * selection_rate)))` of the
-    eligible tokens are selected (a row with no eligible token gets none, and `selection_rate=0.0` selects
-    nothing). Eligible means not in `special_token_ids` ([PAD]=0, [CLS], [SEP], ...), so specials and
-    padding are never predicted.
+    The budget is the released `create_pretraining_data.py`'s: in each row,
+    `num_to_predict = min(max_predictions, max(1, round(n_tokens * selection_rate)))`, where `n_tokens` counts
+    every token of the row but padding, [CLS] and the [SEP]s included ("15% of all WordPiece tokens in each
+    sequence", §3.1). A full 512-token pair gets round(76.8) = 77 slots, a full 128-token pair round(19.2) = 19
+    (capped by `max_predictions`). The slots go to eligible tokens only: not in `special_token_ids` ([PAD]=0,
+    [CLS], [SEP], ...), so specials and padding are never predicted. `budget(token_ids)` gives the counts.
 
-    How this differs from the original `create_pretraining_data.py` (our choice: 15% of the tokens that can
-    be predicted): the original's budget is `round(len(tokens) * 0.15)` over the whole instance, [CLS] and
-    the [SEP]s included, so where the two counts round differently it predicts one token more (9 words:
-    round(11 * 0.15) = 2 there, round(9 * 0.15) = 1 here). A full 128-token pair gets 19 either way
-    (round(19.2), round(18.75)). The share of the words masked is 15% here, slightly more there. Its
-    `max(1, ...)` also picks one token at `masked_lm_prob=0`; here 0.0 means none.
+    Where this still differs from the released code (each a choice, none changes the budget of a real pair):
+    a row with no eligible token gets no slot, and `selection_rate=0.0` selects nothing (the released
+    `max(1, ...)` picks one token even then); [UNK] and every other id in `special_token_ids` is never chosen
+    (the released code excludes only [CLS] and [SEP]); a random replacement is never a special token (the
+    released code draws from the whole vocabulary, [PAD], [MASK] and [unused] pieces included); with
+    `whole_word`, a "##" piece right after a special token starts a word (the released code joins a "##"
+    piece after [SEP] to the last word before it).
 
     Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
     uniformly random non-special token with probability `random_token_rate` (it may, rarely, draw the
@@ -58,7 +61,7 @@ class MaskedLMMasker:
             that has none).
         special_token_ids: iterable of ints never selected and never drawn as random replacements; must
             include the padding id. `mask_token_id` is added to it.
-        selection_rate: float, defaults to 0.15, the share of eligible tokens to predict.
+        selection_rate: float, defaults to 0.15, the share of a row's tokens (padding excluded) to predict.
         mask_token_rate: float, defaults to 0.8, the share of selected tokens replaced by [MASK].
         random_token_rate: float, defaults to 0.1, the share replaced by a random token.
         max_predictions: int, defaults to 20 (the paper's recipe for 128-token sequences).
@@ -66,6 +69,8 @@ class MaskedLMMasker:
         continuation_token_ids: optional iterable of the ids of "##" pieces (for `whole_word`).
         vocabulary: optional list of token strings (for `whole_word`), an alternative to the above.
         seed: optional int for the masker's own random generator (numpy calls without a `seed`).
+        padding_token_id: int, defaults to 0 ([PAD] of BERT's vocabularies): the id not counted in the budget.
+            It is added to `special_token_ids`.
 
     Example:
     >>> masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=20, seed=0)
@@ -76,7 +81,7 @@ class MaskedLMMasker:
 
     def __init__(self, vocabulary_size, mask_token_id, special_token_ids, selection_rate=0.15,
                  mask_token_rate=0.8, random_token_rate=0.1, max_predictions=20, whole_word=False,
-                 continuation_token_ids=None, vocabulary=None, seed=None):
+                 continuation_token_ids=None, vocabulary=None, seed=None, padding_token_id=0):
         if mask_token_id is None or not 0 <= int(mask_token_id) < vocabulary_size:
             raise ValueError(f"mask_token_id={mask_token_id!r} is not a token id in [0, {vocabulary_size}); "
                              "the vocabulary needs a [MASK] token for masked-LM pretraining.")
@@ -87,11 +92,15 @@ class MaskedLMMasker:
         if mask_token_rate + random_token_rate > 1.0:
             raise ValueError(f"mask_token_rate + random_token_rate = {mask_token_rate + random_token_rate} "
                              "must be at most 1 (the rest are left unchanged).")
+        if padding_token_id is None or not 0 <= int(padding_token_id) < vocabulary_size:
+            raise ValueError(f"padding_token_id={padding_token_id!r} is not a token id in [0, {vocabulary_size}).")
         if max_predictions < 1:
             raise ValueError(f"max_predictions={max_predictions} must be at least 1.")
         self.vocabulary_size = int(vocabulary_size)
         self.mask_token_id = int(mask_token_id)
-        self.special_token_ids = sorted({int(i) for i in special_token_ids} | {self.mask_token_id})
+        self.padding_token_id = int(padding_token_id)
+        self.special_token_ids = sorted({int(i) for i in special_token_ids}
+                                        | {self.mask_token_id, self.padding_token_id})
         self.selection_rate = selection_rate
         self.mask_token_rate = mask_token_rate
         self.random_token_rate = random_token_rate
@@ -119,7 +128,19 @@ class MaskedLMMasker:
     def from_tokenizer(cls, tokenizer, **kwargs):
         """A masker for a `bertlib.tokenizer.WordPieceTokenizer` (raises its clear error if there is no [MASK])."""
         return cls(tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
-                   vocabulary=tokenizer.vocabulary, **kwargs)
+                   vocabulary=tokenizer.vocabulary, padding_token_id=tokenizer.pad_id, **kwargs)
+
+    def budget(self, token_ids):
+        """(batch,) int64: the prediction slots each row of a (batch, seq) array gets (see the class docstring).
+
+        With `whole_word`, a row may fill fewer: a word that would overflow what is left is skipped.
+        """
+        token_ids = np.asarray(token_ids)
+        num_tokens = (token_ids != self.padding_token_id).sum(axis=1)  # [CLS] and [SEP] count, padding not
+        has_eligible = (~self._is_special[token_ids]).any(axis=1)
+        # np.rint rounds half to even, as Python 3's round in the released code, on the same float product.
+        num_to_predict = np.minimum(self.max_predictions, np.maximum(1, np.rint(num_tokens * self.selection_rate)))
+        return np.where(has_eligible & (self.selection_rate > 0), num_to_predict, 0).astype(np.int64)
 
     def __call__(self, token_ids, seed=None):
         """Mask a (batch, seq) batch. `seed`: int or pair of ints (or an int tensor inside tf.data).
@@ -156,11 +177,7 @@ class MaskedLMMasker:
         word_key = np.where(eligible, word_key, 2.0)  # ineligible tokens sort last
         order = np.argsort(word_key, axis=1)  # (batch, seq); pieces of a word share a key, so stay together
 
-        num_eligible = eligible.sum(axis=1)  # np.rint rounds half to even, as Python 3's round
-        num_to_predict = np.minimum(self.max_predictions,
-                                    np.maximum(1, np.rint(num_eligible * self.selection_rate)))
-        # (batch,); no eligible token or a zero rate: nothing to predict
-        num_to_predict = np.where((num_eligible > 0) & (self.selection_rate > 0), num_to_predict, 0)
+        num_to_predict = self.budget(token_ids)  # (batch,)
 
         # In shuffled order, a word is taken if the tokens up to its end fit in the budget.
         sorted_eligible = np.take_along_axis(eligible, order, axis=1)
@@ -264,7 +281,8 @@ def mask_tokens_loop(token_ids, masker, rng):
         row = [int(token) for token in row]
         candidates = [position for position, token in enumerate(row) if token not in masker.special_token_ids]
         rng.shuffle(candidates)
-        num_to_predict = min(masker.max_predictions, max(1, round(len(candidates) * masker.selection_rate)))
+        num_tokens = sum(token != masker.padding_token_id for token in row)  # [CLS] and [SEP] count
+        num_to_predict = min(masker.max_predictions, max(1, round(num_tokens * masker.selection_rate)))
         num_to_predict = num_to_predict if candidates and masker.selection_rate > 0 else 0
         chosen = sorted(candidates[:num_to_predict])
         masked = list(row)

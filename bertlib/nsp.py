@@ -1,4 +1,4 @@
-"""Next-sentence-prediction instances: `[CLS] A [SEP] B [SEP]` pairs from documents (§3.2, A.1).
+"""Next-sentence-prediction instances: `[CLS] A [SEP] B [SEP]` pairs from documents (§3.1 Task #2, A.1, A.2).
 
 This follows `create_instances_from_document` of Google's `create_pretraining_data.py`, with one change so
 the labels keep the paper's 50/50 balance (see `create_nsp_instances`). Label convention: `is_random_next`
@@ -29,14 +29,15 @@ def tokenize_documents(documents, tokenizer, progress=False):
 
 
 def create_nsp_instances(documents, tokenizer, max_seq_length=128, short_seq_prob=0.1, seed=0):
-    """Cut documents into NSP pairs, as the original `create_instances_from_document` (§3.2, A.1).
+    """Cut documents into NSP pairs, as the original `create_instances_from_document` (§3.1 Task #2, A.2).
 
     For each document: aim at `max_seq_length - 3` tokens (with probability `short_seq_prob`, at a random
-    shorter length from 2, so the model also sees short inputs, A.2), gather sentences into a chunk until the
-    aim is reached, then cut the chunk at a random sentence boundary into A and B. With probability 1/2 B is
-    replaced by sentences from a random *other* document (`is_random_next`, label 1 = NotNext) and the
-    unused sentences of the chunk are put back for the next pair. Finally `truncate_seq_pair` trims the
-    longer segment, from the front or the back at random, until the pair fits.
+    shorter length from 2: the released code's way to lessen the mismatch with short fine-tuning inputs),
+    gather sentences into a chunk until the aim is reached, then cut the chunk at a random sentence boundary
+    into A and B. With probability 1/2 B is replaced by sentences from a random *other* document
+    (`is_random_next`, label 1 = NotNext) and the unused sentences of the chunk are put back for the next
+    pair. Finally `truncate_seq_pair` trims the longer segment, from the front or the back at random, until
+    the pair fits.
 
     Our change to the original: the label is drawn first. The original forces NotNext when a chunk has a
     single sentence (a one-sentence document, a sentence longer than the aim, a last sentence alone), which

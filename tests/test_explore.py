@@ -142,9 +142,11 @@ def test_mask_counts_are_those_of_the_masker(tokenizer, whole_word):
         assert draw.counts["random"] == np.sum((shown != tokenizer.mask_id) & (shown != original))
         assert draw.counts["kept"] == np.sum(shown == original)
         assert draw.shown == [tokenizer.id_to_token(i) for i in masked["token_ids"][0]]
-        assert draw.counts["eligible"] == len(draw.tokens) - 2
-        assert draw.expected["selected"] == pytest.approx(0.4 * draw.counts["eligible"])
-        assert draw.expected["kept"] == pytest.approx(0.4 * draw.counts["eligible"] * 0.1)
+        assert draw.counts["eligible"] == len(draw.tokens) - 2 and draw.counts["tokens"] == len(draw.tokens)
+        assert draw.expected["selected"] == pytest.approx(0.4 * len(draw.tokens))  # [CLS] and [SEP] count
+        assert draw.expected["kept"] == pytest.approx(0.4 * len(draw.tokens) * 0.1)
+        if not whole_word:  # the budget, rounded, is what the masker selected
+            assert draw.counts["selected"] == round(draw.expected["selected"])
         if whole_word:  # every "##" piece is selected exactly when the piece before it is
             selected = [status is not None for status in draw.status]
             for position, token in enumerate(draw.tokens):

@@ -178,7 +178,7 @@ def test_squad_v2_no_answer_threshold_and_best_thresholds_match_the_official_scr
 
 # Masking: the prediction budget of the original create_pretraining_data.py --------------------------------------
 
-def test_masking_rate_zero_selects_nothing_and_the_budget_differs_from_the_original_as_documented():
+def test_masking_rate_zero_selects_nothing_and_the_budget_is_the_originals():
     from bertlib.masking import MaskedLMMasker, mask_tokens_loop
 
     cls, sep, mask = 101, 102, 103
@@ -193,12 +193,12 @@ def test_masking_rate_zero_selects_nothing_and_the_budget_differs_from_the_origi
     silent = MaskedLMMasker(30522, mask, specials, selection_rate=0.0, seed=0)
     assert np.asarray(mask_tokens_loop(row, silent, np.random.default_rng(0))["mask_weights"]).sum() == 0
 
-    # The documented difference: create_pretraining_data.py's budget, min(max_predictions, max(1,
-    # int(round(len(tokens) * masked_lm_prob)))) over the whole instance, is round(11 * 0.15) = 2 here;
-    # bertlib counts the 9 tokens that can be predicted: round(1.35) = 1.
+    # create_pretraining_data.py's budget, min(max_predictions, max(1, int(round(len(tokens) * masked_lm_prob))))
+    # over the whole instance, [CLS] and [SEP] included, is round(11 * 0.15) = 2 here, where counting only the 9
+    # tokens that can be predicted would give round(1.35) = 1. bertlib follows the original.
     original_budget = min(20, max(1, int(round(11 * 0.15))))
     masker = MaskedLMMasker(30522, mask, specials, max_predictions=20, seed=0)
-    assert masker(row)["mask_weights"].sum() == original_budget - 1
+    assert masker(row)["mask_weights"].sum() == original_budget == 2
 
 
 # Tokenizer: offsets as the checkpoint's tokenizer.json, and the references' options -----------------------------

@@ -1,4 +1,8 @@
-"""Masked-LM masking against the paper's numbers (§3.1, A.1; guide chapter 3 and 6) and a loop reference."""
+"""Masked-LM masking against the paper's numbers (§3.1, A.1; guide chapter 3 and 6), a transcription of the
+released code's `create_masked_lm_predictions` and a loop reference."""
+
+import collections
+import random
 
 import numpy as np
 import pytest
@@ -23,6 +27,73 @@ def padded_batch(rows, seq_length, seed=0):
     return token_ids
 
 
+def released_create_masked_lm_predictions(tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng,
+                                          do_whole_word_mask=False):
+    """google-research/bert create_pretraining_data.py (master, eedf571), transcribed: FLAGS.do_whole_word_mask
+    is an argument here; everything else is the released function line for line."""
+    MaskedLmInstance = collections.namedtuple("MaskedLmInstance", ["index", "label"])
+    cand_indexes = []
+    for (i, token) in enumerate(tokens):
+        if token == "[CLS]" or token == "[SEP]":
+            continue
+        if (do_whole_word_mask and len(cand_indexes) >= 1 and token.startswith("##")):
+            cand_indexes[-1].append(i)
+        else:
+            cand_indexes.append([i])
+    rng.shuffle(cand_indexes)
+    output_tokens = list(tokens)
+    num_to_predict = min(max_predictions_per_seq, max(1, int(round(len(tokens) * masked_lm_prob))))
+    masked_lms = []
+    covered_indexes = set()
+    for index_set in cand_indexes:
+        if len(masked_lms) >= num_to_predict:
+            break
+        if len(masked_lms) + len(index_set) > num_to_predict:
+            continue
+        is_any_index_covered = False
+        for index in index_set:
+            if index in covered_indexes:
+                is_any_index_covered = True
+                break
+        if is_any_index_covered:
+            continue
+        for index in index_set:
+            covered_indexes.add(index)
+            masked_token = None
+            if rng.random() < 0.8:
+                masked_token = "[MASK]"
+            else:
+                if rng.random() < 0.5:
+                    masked_token = tokens[index]
+                else:
+                    masked_token = vocab_words[rng.randint(0, len(vocab_words) - 1)]
+            output_tokens[index] = masked_token
+            masked_lms.append(MaskedLmInstance(index=index, label=tokens[index]))
+    assert len(masked_lms) <= num_to_predict
+    masked_lms = sorted(masked_lms, key=lambda x: x.index)
+    return (output_tokens, [p.index for p in masked_lms], [p.label for p in masked_lms])
+
+
+def pair_rows(lengths_a, lengths_b, seq_length, seed=0, piece_share=0.0):
+    """[CLS] A [SEP] B [SEP] [PAD]... rows as ids, and the same rows as the released code's token strings.
+
+    Ids from 20000 up are "##" pieces (a share `piece_share` of the word tokens, never the first of A or B).
+    """
+    rng = np.random.default_rng(seed)
+    rows, strings = [], []
+    for length_a, length_b in zip(lengths_a, lengths_b):
+        words = []
+        for length in (length_a, length_b):
+            ids = rng.integers(1000, 20000, size=length)
+            pieces = rng.integers(20000, VOCABULARY_SIZE, size=length)
+            is_piece = (rng.random(length) < piece_share) & (np.arange(length) > 0)
+            words.append(list(np.where(is_piece, pieces, ids)))
+        row = [CLS] + words[0] + [SEP] + words[1] + [SEP]
+        strings.append([{CLS: "[CLS]", SEP: "[SEP]"}.get(i, f"##{i}" if i >= 20000 else f"w{i}") for i in row])
+        rows.append(row + [PAD] * (seq_length - len(row)))
+    return np.array(rows), strings
+
+
 def selected_matrix(masked, shape):
     """(batch, seq) bool: the positions with a real prediction slot."""
     selected = np.zeros(shape, dtype=bool)
@@ -40,10 +111,12 @@ def test_rates_and_invariants_over_200k_tokens():
     assert eligible.sum() > 200_000
     selected = selected_matrix(masked, token_ids.shape)
 
-    # The count per row is the original code's formula, computed here with Python's round.
-    expected_counts = [min(512, max(1, round(n * 0.15))) for n in eligible.sum(axis=1)]
+    # The count per row is the released code's formula: 15% of the row's tokens, [CLS] and [SEP] included.
+    num_tokens = (token_ids != PAD).sum(axis=1)
+    expected_counts = [min(512, max(1, round(n * 0.15))) for n in num_tokens]
     np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), expected_counts)
-    assert abs(selected.sum() / eligible.sum() - 0.15) < 0.005
+    np.testing.assert_array_equal(masker.budget(token_ids), expected_counts)
+    assert abs(selected.sum() / num_tokens.sum() - 0.15) < 0.005
     assert not (selected & ~eligible).any()  # specials and padding never selected
 
     new = masked["token_ids"]
@@ -73,12 +146,57 @@ def test_512_token_sequence_gets_61_44_mask_tokens_on_average():
     assert abs((masked["token_ids"] == MASK).sum(axis=1).mean() - 61.44) < 1.0
 
 
+@pytest.mark.parametrize("max_predictions", [20, 80])
+def test_budget_is_the_released_codes_on_every_pair_length(max_predictions):
+    # Every total length from 5 ([CLS] a [SEP] b [SEP]) to 512, with A and B split at random; the released
+    # function, transcribed, on the same tokens as strings. Without whole words its count of predictions is
+    # its budget (there are always enough candidates), so the two must agree row by row.
+    rng = np.random.default_rng(3)
+    totals = np.arange(5, 513)
+    lengths_a = np.array([rng.integers(1, total - 3) for total in totals])
+    token_ids, strings = pair_rows(lengths_a, totals - 3 - lengths_a, 512)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=max_predictions, seed=0)
+    released = [len(released_create_masked_lm_predictions(tokens, 0.15, max_predictions, ["w"], random.Random(0))[1])
+                for tokens in strings]
+    np.testing.assert_array_equal(masker.budget(token_ids), released)
+    np.testing.assert_array_equal(masker(token_ids)["mask_weights"].sum(axis=1), released)
+    np.testing.assert_array_equal(mask_tokens_loop(token_ids, masker, np.random.default_rng(0))["mask_weights"]
+                                  .sum(axis=1), released)
+    if max_predictions == 80:  # the course's figures: a full 512-token pair 77 (its 509 eligible tokens would
+        # give 76), a full 128-token pair 19
+        assert released[-1] == 77 and masker.budget(token_ids)[-1] == 77
+        assert released[128 - 5] == 19 and masker.budget(token_ids)[128 - 5] == 19
+
+
+def test_whole_word_counts_agree_with_the_released_code_in_distribution():
+    # Whole words: a row may fill fewer slots than its budget, by chance. The mean number of predictions and
+    # of selected "##" pieces over many draws of the same rows must match the released function's.
+    lengths = [(4, 5), (30, 27), (60, 63)]
+    token_ids, strings = pair_rows([a for a, _ in lengths], [b for _, b in lengths], 128, seed=4, piece_share=0.4)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=20, whole_word=True,
+                            continuation_token_ids=np.arange(20000, VOCABULARY_SIZE), seed=0)
+    draws = 3000
+    masked = masker(np.repeat(token_ids, draws, axis=0))
+    ours = masked["mask_weights"].sum(axis=1).reshape(len(lengths), draws)
+    ours_pieces = ((masked["mask_ids"] >= 20000) & (masked["mask_weights"] > 0)).sum(axis=1)
+    ours_pieces = ours_pieces.reshape(len(lengths), draws)
+    rng = random.Random(0)
+    for row, tokens in enumerate(strings):
+        released = [released_create_masked_lm_predictions(tokens, 0.15, 20, ["w"], rng, do_whole_word_mask=True)
+                    for _ in range(draws)]
+        counts = np.array([len(positions) for _, positions, _ in released])
+        pieces = np.array([sum(label.startswith("##") for label in labels) for _, _, labels in released])
+        assert counts.max() == ours[row].max() == masker.budget(token_ids)[row]
+        for theirs, mine in ((counts, ours[row]), (pieces, ours_pieces[row])):  # within 4 standard errors
+            assert abs(theirs.mean() - mine.mean()) <= 4 * np.sqrt((theirs.var() + mine.var()) / draws) + 1e-9
+
+
 def test_max_predictions_caps_the_slots():
     token_ids = padded_batch(50, 512)
     masked = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=20, seed=0)(token_ids)
     assert masked["mask_positions"].shape == (50, 20)
-    eligible = (~np.isin(token_ids, SPECIALS)).sum(axis=1)
-    np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), np.minimum(20, np.rint(eligible * 0.15)))
+    num_tokens = (token_ids != PAD).sum(axis=1)
+    np.testing.assert_array_equal(masked["mask_weights"].sum(axis=1), np.minimum(20, np.rint(num_tokens * 0.15)))
     assert (masked["mask_weights"].sum(axis=1) == 20).mean() > 0.5
 
 
@@ -129,7 +247,7 @@ def test_whole_word_selects_every_piece_of_a_word():
                 words.append([position])
         for word in words:
             assert len({bool(chosen[p]) for p in word}) == 1, f"word {word} split"
-        budget = min(256, max(1, round(eligible * 0.15)))
+        budget = min(256, max(1, round(int((row != PAD).sum()) * 0.15)))  # [CLS] and [SEP] count
         longest = max(len(word) for word in words)
         budget_ok.append(budget - longest < chosen.sum() <= budget)
     assert all(budget_ok)
@@ -145,8 +263,7 @@ def test_whole_word_skips_a_word_that_does_not_fit_and_goes_on_as_the_original_c
     row = [CLS] + [1000 + index if position == 0 else 20000 + 10 * index + position
                    for index, word in enumerate(words) for position in range(len(word))] + [SEP]
     token_ids = np.array([row] * 200)
-    eligible = len(row) - 2
-    budget = round(eligible * 0.15)
+    budget = round(len(row) * 0.15)  # 20 tokens, [CLS] and [SEP] included: 3
     masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=20, whole_word=True,
                             continuation_token_ids=continuation_ids, seed=0)
     selected = selected_matrix(masker(token_ids), token_ids.shape)

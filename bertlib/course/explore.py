@@ -302,8 +302,9 @@ class MaskDraw:
     """One draw of the masker on one sentence.
 
     `tokens`: the WordPieces with [CLS]/[SEP]; `shown`: what the model sees after masking; `status`: per token
-    None (not selected), "mask", "random" or "kept"; `counts` and `expected`: dicts with keys eligible,
-    selected, mask, random, kept (expected = eligible x rates, before the per-row rounding).
+    None (not selected), "mask", "random" or "kept"; `counts` and `expected`: dicts with keys tokens,
+    eligible, selected, mask, random, kept (expected selected = the selection rate x all tokens, [CLS] and
+    [SEP] included as in the masker's budget, at most the eligible ones; before the rounding).
     """
 
     tokens: list
@@ -342,10 +343,12 @@ def draw_masks(tokenizer, text, seed=0, selection_rate=0.15, mask_token_rate=0.8
         else:
             status.append("kept")
     eligible = int(np.sum(~np.isin(token_ids[0], tokenizer.special_token_ids)))
-    counts = {"eligible": eligible, "selected": len(selected_positions),
+    num_tokens = int(np.sum(token_ids[0] != tokenizer.pad_id))  # the budget counts [CLS] and [SEP] too
+    counts = {"tokens": num_tokens, "eligible": eligible, "selected": len(selected_positions),
               **{name: status.count(name) for name in ("mask", "random", "kept")}}
-    selected_expected = eligible * selection_rate
-    expected = {"eligible": eligible, "selected": selected_expected, "mask": selected_expected * mask_token_rate,
+    selected_expected = min(num_tokens * selection_rate, eligible)
+    expected = {"tokens": num_tokens, "eligible": eligible, "selected": selected_expected,
+                "mask": selected_expected * mask_token_rate,
                 "random": selected_expected * random_token_rate,
                 "kept": selected_expected * (1 - mask_token_rate - random_token_rate)}
     return MaskDraw(tokens, [tokenizer.id_to_token(i) for i in shown_ids], status, counts, expected)
@@ -363,7 +366,8 @@ def masking_html(draw):
                        for token, status in zip(tokens, statuses))
 
     rows = "".join(f"<tr><td>{name}</td><td>{draw.counts[key]}</td><td>{draw.expected[key]:.2f}</td></tr>"
-                   for name, key in (("eligible tokens", "eligible"), ("selected (in the loss)", "selected"),
+                   for name, key in (("tokens ([CLS], [SEP] too)", "tokens"), ("eligible tokens", "eligible"),
+                                     ("selected (in the loss)", "selected"),
                                      ("replaced by [MASK]", "mask"), ("randomized", "random"),
                                      ("kept unchanged", "kept")))
     legend = " ".join(f'<span style="{_STATUS_STYLE[status]};padding:0 4px">{label}</span>'
