@@ -16,8 +16,6 @@ import warnings
 from pathlib import Path
 
 from bertlib import distribute
-from bertlib.course.plots import (plot_bars, plot_grouped_bars, plot_heatmaps, plot_histogram,  # noqa: F401
-                                  plot_history, plot_lines, plot_masks, plot_shares)
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
 REPOSITORY = "bertlib-course/bertlib"
@@ -182,3 +180,17 @@ def glue_task_dir(task_folder):
     from bertlib import datasets
 
     return datasets.find(datasets.name_of_folder(f"glue/{task_folder}"))
+
+
+_PLOTS = ("plot_bars", "plot_grouped_bars", "plot_heatmaps", "plot_histogram", "plot_history", "plot_lines",
+          "plot_masks", "plot_shares")
+
+
+def __getattr__(name):
+    """The figures' helpers of `bertlib.course.plots`, imported when first asked for (importing numpy and
+    matplotlib would change global state on `from bertlib import course`)."""
+    if name in _PLOTS:
+        from bertlib.course import plots
+
+        return getattr(plots, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
