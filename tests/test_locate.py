@@ -358,3 +358,7 @@ def test_masker_divergences_name_the_selection_or_the_branch():
 
     divergence = first_divergence(twenty_percent, masker, (token_ids, 7))
     assert divergence.step == "selected" and "budget" in divergence.hint
+    row = int(divergence.hint.split("row ")[1].split(":")[0])
+    budget = int(masker.budget(token_ids)[row])  # the released rule: 15% of the row's tokens, [CLS]/[SEP] in
+    assert f"the budget is {budget} = " in divergence.hint and "[CLS] and [SEP] count" in divergence.hint
+    assert f"x {int((token_ids[row] != 0).sum())} tokens" in divergence.hint

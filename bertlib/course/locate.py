@@ -561,9 +561,10 @@ def _masker_divergence(learner, masker, inputs, learner_name="your masker"):
         if (got_selected & ~eligible).any():
             hint = "you selected special tokens or padding: only tokens outside special_token_ids are eligible."
         elif got_count != expected_count:
+            tokens = int((token_ids[row] != getattr(masker, "padding_token_id", 0)).sum())
             hint = (f"row {row}: you selected {got_count} tokens, the budget is {expected_count} = "
-                    f"min(max_predictions, max(1, rint({masker.selection_rate} x {int(eligible[row].sum())} "
-                    "eligible))).")
+                    f"min(max_predictions, max(1, rint({masker.selection_rate} x {tokens} tokens))) "
+                    "([CLS] and [SEP] count, padding does not).")
         else:
             hint = ("the right number of tokens, at other positions: draw keys = rng.random(token_ids.shape) "
                     "first, give ineligible tokens the key 2.0, and take the smallest keys (stable sort).")
