@@ -8,7 +8,6 @@
 import keras
 
 from bertlib.layers import weight_initializer
-from bertlib.tasks.swag import SWAG_CHOICES
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
@@ -150,7 +149,7 @@ class BertMultipleChoice(_BackboneModel):
 
     _fields = ("num_choices", "dropout")
 
-    def __init__(self, backbone, num_choices=SWAG_CHOICES, dropout=0.1, **kwargs):
+    def __init__(self, backbone, num_choices=4, dropout=0.1, **kwargs):
         inputs = _sequence_inputs(shape=(num_choices, None))
         choices_to_batch = ChoicesToBatch(name="choices_to_batch")
         flat = {name: choices_to_batch(tensor) for name, tensor in inputs.items()}

@@ -8,6 +8,7 @@ import numpy as np
 
 from bertlib import metrics
 from bertlib.tasks._files import existing_file, read_text
+from bertlib.tasks.heads import BertMultipleChoice
 from bertlib.tasks._task import Task, TaskData, cross_entropy_compile, predict, subset, write_prediction_tsv
 
 EVAL_BATCH_SIZE = 64
@@ -86,9 +87,7 @@ class SwagTask(Task):
         return TaskData(self.name, train_inputs, labels[keep], dev_inputs, dev_labels[keep_dev], len(keep))
 
     def build_model(self, backbone, settings):
-        from bertlib.tasks.heads import BertMultipleChoice
-
-        return BertMultipleChoice(backbone, dropout=backbone.config.dropout, name="swag_multiple_choice")
+        return BertMultipleChoice(backbone, num_choices=SWAG_CHOICES, dropout=backbone.config.dropout, name="swag_multiple_choice")
 
     def compile(self, model, optimizer, jit_compile="auto"):
         cross_entropy_compile(model, optimizer, jit_compile)
