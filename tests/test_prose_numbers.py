@@ -183,15 +183,20 @@ def test_the_chinese_edition_is_read_and_inherits_the_english_declarations(tmp_p
 # Chapters whose stored prose still quotes numbers that disagree with their outputs (issue 24). Remove a
 # chapter from the set when its second edition lands: the test then checks it (and fails while it is listed).
 NOT_YET_REVISED = {"00_big_picture", "01_problem_setting", "02_architecture_and_input", "03_masked_lm",
-                   "04_next_sentence_prediction", "05_recipe_and_finetuning", "06_self_test",
-                   "07_critical_reading", "08_capstone"}
+                   "04_next_sentence_prediction", "05_recipe_and_finetuning", "06_self_test", "08_capstone"}
 PENDING = pytest.mark.xfail(strict=True, reason="second edition (issue 24) not landed: the stored prose "
                                                 "quotes numbers that disagree with the outputs beside them")
 
 
+# English chapters whose second edition has landed while their Chinese edition is still the first (issue 25
+# retranslates them): the Chinese notebook stays pending until then.
+NOT_YET_RETRANSLATED = {"07_critical_reading"}
+
+
 def _chapters(paths, edition):
+    pending = NOT_YET_REVISED | (NOT_YET_RETRANSLATED if edition == "zh" else set())
     return [pytest.param(path, id=f"{edition}/{path.stem}",
-                         marks=[PENDING] if path.stem in NOT_YET_REVISED else []) for path in paths]
+                         marks=[PENDING] if path.stem in pending else []) for path in paths]
 
 
 @pytest.mark.parametrize("path", _chapters(ENGLISH, "en") + _chapters(CHINESE, "zh"))
