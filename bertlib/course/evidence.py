@@ -368,3 +368,31 @@ def _load(folder, settings, cached):
     config = BertConfig(**json.loads((folder / "config.json").read_text()))
     history = json.loads((folder / "history.json").read_text())
     return TinyModel(pretrainer, pretrainer.backbone, model_tokenizer, config, settings, history, folder, cached)
+
+
+def masking_effects(masker, rows):
+    """What a masking recipe does to a batch (chapter 06, L2): four measures, each a mean over `rows`.
+
+    Args:
+        masker: a `bertlib.masking.MaskedLMMasker` (its selection rate is the recipe under test).
+        rows: (batch, seq) int array of token ids.
+
+    Returns:
+        dict with "signal" (prediction targets per row: the loss terms), "mask_share" (share of the input that
+        is [MASK], a symbol fine-tuning never shows), "intact_share" (share of positions not selected, so
+        holding their own token) and "free_neighbours" (share of interior targets whose two neighbours were
+        both left alone).
+    """
+    import numpy as np
+
+    rows = np.asarray(rows)
+    out = masker(rows)
+    selected = np.zeros(rows.shape, dtype=bool)
+    used = out["mask_weights"] > 0  # the padded slots of mask_positions point nowhere
+    selected[np.nonzero(used)[0], out["mask_positions"][used]] = True
+    interior = selected[:, 1:-1]
+    both_free = interior & ~selected[:, :-2] & ~selected[:, 2:]
+    return {"signal": float(out["mask_weights"].sum(axis=1).mean()),
+            "mask_share": float((out["token_ids"] == masker.mask_token_id).mean()),
+            "intact_share": float((~selected).mean()),
+            "free_neighbours": float(both_free.sum() / interior.sum())}
