@@ -25,6 +25,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bertlib import finetune, resources
+from bertlib.course import paths
 
 
 def cpu_seconds():
@@ -81,7 +82,7 @@ def main():
     parser.add_argument("--pooling", choices=("cls", "mean"), default="mean", help="MiniLM's classifier input")
     args = parser.parse_args()
 
-    glue_dir = resources.glue_dir()
+    glue_dir = paths.glue_dir()
     if glue_dir is None:
         raise SystemExit("shared/data/glue is absent (set BERTLIB_SHARED): the bench needs the real SST-2 files.")
     if args.compare_pretraining:

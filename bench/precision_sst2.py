@@ -19,6 +19,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bertlib import distribute, finetune, resources  # noqa: E402
+from bertlib.course import paths  # noqa: E402
 
 
 def main():
@@ -31,7 +32,7 @@ def main():
     distribute.configure_cpu()
     import keras
 
-    glue_dir = resources.glue_dir()
+    glue_dir = paths.glue_dir()
     if glue_dir is None:
         raise SystemExit("shared/data/glue is absent (set BERTLIB_SHARED): the bench needs the real SST-2 files.")
     print(f"load average {os.getloadavg()}")

@@ -22,13 +22,14 @@ def seconds(function):
 
 def main():
     from bertlib import corpora, resources
+    from bertlib.course import paths
     from bertlib.tokenizer import WordPieceTokenizer, train_wordpiece_vocab
 
     build_time, documents = seconds(corpora.python_docs)
     sentences = [sentence for document in documents for sentence in document]
     print(f"python_docs: {len(documents)} documents, {len(sentences)} sentences, "
           f"{sum(len(s.split()) for s in sentences)} words, built in {build_time:.2f} s")
-    glue = resources.glue_dir()
+    glue = paths.glue_dir()
     if glue:
         lines = (glue / "SST-2" / "train.tsv").read_text(encoding="utf-8").split("\n")[1:]
         texts, name = [line.split("\t")[0] for line in lines if line], "SST-2 train"

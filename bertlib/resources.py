@@ -9,7 +9,7 @@ CI paths that were here moved to the course layer, `bertlib.course.paths`.
 import warnings
 from pathlib import Path
 
-_MOVED = ("REPO_ROOT", "shared_path", "shared_dir", "glue_dir", "squad_dir")
+_MOVED = ("REPO_ROOT", "squad_dir")  # still read by bertlib/course/i18n.py and chapter 07
 
 
 def minilm_dir():

@@ -152,7 +152,7 @@ def glue_file(task, data_dir, split):
     """The TSV of `split` ("train", "dev", or "dev_mismatched" for MNLI).
 
     `data_dir` is the GLUE folder (holding `SST-2/`, `CoLA/`, ...) or the task's own folder; None finds the task
-    by name (`bertlib.datasets.find`: BERTLIB_DATA, ../shared/data, the user cache, else a checked download).
+    by name (`bertlib.datasets.find`: the folders of BERTLIB_DATA, the user cache, else a checked download).
     """
     if task not in GLUE_TASKS:
         raise ValueError(f"{task!r} is not a GLUE task; expected one of {list(GLUE_TASKS)}.")
