@@ -4,38 +4,78 @@ WRONG_ANSWERS = {
     "5.1": {
         "fractions ignored": [("batch_sequences * steps * fraction * length", "batch_sequences * steps * length")],
         "epochs inverted": [("return tokens / corpus_words", "return corpus_words / tokens")],
-        "sequences counted, not tokens": [("batch_sequences * steps * fraction * length", "batch_sequences * steps * fraction")],
-        "every step at the longest length": [("batch_sequences * steps * fraction * length for length, fraction in lengths_and_fractions",
-                                              "batch_sequences * steps * max(length for length, _ in lengths_and_fractions) for _ in [0]")],
+        "sequences counted, not tokens": [("batch_sequences * steps * fraction * length",
+                                           "batch_sequences * steps * fraction")],
+        "every step at the longest length": [("batch_sequences * steps * fraction * length for length, fraction in "
+                                              "lengths_and_fractions",
+                                              "batch_sequences * steps * max(length for length, _ in "
+                                              "lengths_and_fractions) for _ in [0]")],
+        "RoBERTa's 8K read as 8,192": [("pretraining_tokens(8_000, 500_000", "pretraining_tokens(8_192, 500_000")],
+        "the ratio of the steps only": [("roberta_ratio = pretraining_tokens(8_000, 500_000, [(512, 1.0)]) / "
+                                         "pretraining_tokens(256, 1_000_000, [(512, 1.0)])",
+                                         "roberta_ratio = 500_000 / 1_000_000")],
+        "the ratio inverted": [("roberta_ratio = pretraining_tokens(8_000, 500_000, [(512, 1.0)]) / "
+                                "pretraining_tokens(256, 1_000_000, [(512, 1.0)])",
+                                "roberta_ratio = pretraining_tokens(256, 1_000_000, [(512, 1.0)]) / "
+                                "pretraining_tokens(8_000, 500_000, [(512, 1.0)])")],
+        "BERT's curriculum instead of 512 throughout": [("pretraining_tokens(256, 1_000_000, [(512, 1.0)])",
+                                                         "pretraining_tokens(256, 1_000_000, [(128, 0.9), (512, 0.1)])")],
     },
     "5.2": {
         "2N: the forward pass only": [("6 * parameters * tokens", "2 * parameters * tokens")],
         "teraflop/s-days (the guide's 985)": [("1e15 * 86_400", "1e12 * 86_400")],
         "petaflop/s-hours": [("1e15 * 86_400", "1e15 * 3_600")],
+        "training days in hours": [("utilisation) / 86_400", "utilisation) / 3_600")],
+        "utilisation multiplied, not divided": [("* utilisation) / 86_400", ") * utilisation / 86_400")],
+        "one chip": [("flops / (chips * peak_per_chip", "flops / (peak_per_chip")],
+        "the paper's 4 days, unchanged": [("large_on_base_days = training_days(2.87e20, 16, 45e12, 0.29)",
+                                           "large_on_base_days = 4.0")],
+        "64 chips kept": [("training_days(2.87e20, 16, 45e12, 0.29)", "training_days(2.87e20, 64, 45e12, 0.29)")],
     },
     "5.3": {
-        "warmup off by one": [("peak * step / warmup_steps", "peak * (step + 1) / warmup_steps")],
-        "decays to zero at total_steps + warmup_steps": [("1 - step / total_steps", "1 - (step - warmup_steps) / total_steps")],
-        "decay measured from the end of warmup": [("1 - step / total_steps",
-                                                   "1 - (step - warmup_steps) / (total_steps - warmup_steps)")],
+        "floor division: the short last batch dropped": [("total_steps = epochs * -(-num_examples // batch_size)",
+                                                          "total_steps = epochs * (num_examples // batch_size)")],
+        "warmup rounded, not rounded down": [("warmup_steps = int(warmup_fraction * total_steps)",
+                                              "warmup_steps = round(warmup_fraction * total_steps)")],
+        "warmup counted in epochs": [("warmup_steps = int(warmup_fraction * total_steps)",
+                                      "warmup_steps = int(warmup_fraction * epochs)")],
+        "pretraining's 10,000 warmup steps": [("warmup_steps = int(warmup_fraction * total_steps)",
+                                               "warmup_steps = 10_000")],
         "no floor at zero": [("max(0.0, 1 - step / total_steps)", "(1 - step / total_steps)")],
-        "warmup includes its last step": [("if step < warmup_steps:", "if step <= warmup_steps:")],
-        "constant peak": '''def learning_rate(step, peak=1e-4, warmup_steps=10_000, total_steps=1_000_000):
-    return peak
-''',
+        "one epoch only": [("total_steps = epochs * -(-num_examples // batch_size)",
+                            "total_steps = -(-num_examples // batch_size)")],
+        "decay measured from the end of warmup": [("max(0.0, 1 - step / total_steps)",
+                                                   "max(0.0, 1 - (step - warmup_steps) / (total_steps - warmup_steps))")],
+        "SST-2 steps with floor division": [("sst2_steps = (3 * -(-67_349 // 32), int(0.1 * 3 * -(-67_349 // 32)))",
+                                             "sst2_steps = (3 * (67_349 // 32), int(0.1 * 3 * (67_349 // 32)))")],
     },
     "5.4": {
-        "a multiply-add as one FLOP": [("layers * length * 2 * (", "layers * length * ("), ("layers * 2 * 2 *", "layers * 2 *")],
-        "attention linear in n": [("length * length * hidden", "length * hidden")],
-        "feed-forward counted once": [("2 * hidden * intermediate", "hidden * intermediate")],
-        "Q K^T only, A V forgotten": [("layers * 2 * 2 * length", "layers * 2 * length")],
+        "the cache also skips the prompt's first pass": [("if cache and i > 1:", "if cache:")],
+        "n off by one": [("n = prompt + i - 1", "n = prompt + i")],
+        "cached attention still quadratic": [("per_token_layers(1) + 4 * layers * n * hidden",
+                                              "per_token_layers(1) + 4 * layers * n * n * hidden")],
+        "no attention term": [(" + 4 * layers * n * n * hidden", ""), (" + 4 * layers * n * hidden", "")],
+        "a multiply-add as one FLOP": [("return 2 * layers * n * (", "return layers * n * (")],
+        "the saving inverted": [("cache_saving = generation_flops(128, 512, 2, 8, 400, False) / "
+                                 "generation_flops(128, 512, 2, 8, 400, True)",
+                                 "cache_saving = generation_flops(128, 512, 2, 8, 400, True) / "
+                                 "generation_flops(128, 512, 2, 8, 400, False)")],
     },
     "5.5": {
-        "no error: floor division": '''def per_replica(global_batch, replicas):
-    return global_batch // replicas
+        "the most accumulation steps": [("for steps in range(1, global_batch + 1):",
+                                         "for steps in range(global_batch, 0, -1):")],
+        "the memory limit ignored": [(" and global_batch // (replicas * steps) <= max_per_replica", "")],
+        "no error: one pass of the floor share": [('raise ValueError(f"{global_batch} sequences cannot be split over '
+                                                   '{replicas} replicas holding at most "\n'
+                                                   '                     f"{max_per_replica} each")',
+                                                   "return global_batch // replicas, 1")],
+        "the share capped instead of divided": '''def replica_plan(global_batch, replicas, max_per_replica):
+    if global_batch % replicas:
+        raise ValueError(f"{global_batch} sequences cannot be split over {replicas} replicas ({max_per_replica})")
+    per_replica = min(global_batch // replicas, max_per_replica)
+    return per_replica, global_batch // (replicas * per_replica)
 ''',
-        "true division: a float batch": [("return global_batch // replicas", "return global_batch / replicas")],
-        "the number of replicas returned": [("return global_batch // replicas", "return replicas")],
-        "the error condition inverted": [("if global_batch % replicas:", "if not global_batch % replicas:")],
+        "the pair swapped": [("return global_batch // (replicas * steps), steps",
+                              "return steps, global_batch // (replicas * steps)")],
     },
 }
