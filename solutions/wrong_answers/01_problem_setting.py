@@ -27,17 +27,22 @@ WRONG_ANSWERS = {
 ''',
     },
     "1.3": {
-        "constant True": '''def depends_on_itself(num_layers, sequence_length):
+        "constant True": '''def depends_on_itself(num_layers, sequence_length, causal=False):
     return np.ones(sequence_length, dtype=bool)
 ''',
-        "constant False": '''def depends_on_itself(num_layers, sequence_length):
+        "constant False": '''def depends_on_itself(num_layers, sequence_length, causal=False):
     return np.zeros(sequence_length, dtype=bool)
 ''',
-        "guessed from the layer count, ignoring a length of 1": '''def depends_on_itself(num_layers, sequence_length):
-    return np.full(sequence_length, num_layers >= 2)
+        "guessed from the layer count, ignoring a length of 1": '''def depends_on_itself(num_layers, sequence_length, causal=False):
+    return np.full(sequence_length, num_layers >= 2 and not causal)
 ''',
         "the mask lets a position see itself": [("no_self = ~np.eye(sequence_length, dtype=bool)",
                                                  "no_self = np.ones((sequence_length, sequence_length), dtype=bool)")],
+        "causal mask keeps the diagonal (j <= i)": [
+            ("no_self &= np.tril(np.ones((sequence_length, sequence_length), dtype=bool))  # keys j < i only",
+             "no_self = np.tril(np.ones((sequence_length, sequence_length), dtype=bool))")],
+        "causal flag ignored": [("if causal:", "if False:")],
+        "one layer whatever num_layers": [("for _ in range(num_layers):", "for _ in range(1):")],
     },
     "1.4": {
         "ELMo called unidirectional": [('"ELMo": ("shallow", "feature-based")',
