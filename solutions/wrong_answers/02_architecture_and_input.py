@@ -2,12 +2,23 @@
 
 WRONG_ANSWERS = {
     "2.1": {
-        "no pooler": [("return embeddings + num_layers * block + H * H + H", "return embeddings + num_layers * block")],
+        "no pooler": [("backbone = embeddings + num_layers * block + H * H + H", "backbone = embeddings + num_layers * block")],
         "one LayerNorm per block": [("block = 4 * (H * H + H) + 2 * H + (H * F + F)", "block = 4 * (H * H + H) + (H * F + F)")],
         "projections without biases": [("4 * (H * H + H)", "4 * H * H")],
-        "no embedding LayerNorm": [("* H + 2 * H", "* H")],
-        "the 12 L H^2 estimate": '''def num_params(num_layers, hidden_dim, intermediate_dim, vocabulary_size=30522, max_positions=512, segments=2):
+        "no embedding LayerNorm": [("* H + 2 * H\n", "* H\n")],
+        "decoder counted although tied": [("(0 if tied else V * H)", "V * H")],
+        "no LayerNorm in the MLM head": [("+ 2 * H + V +", "+ V +")],
+        "no output bias": [("+ 2 * H + V +", "+ 2 * H +")],
+        "NSP head with one output": [("return backbone + mlm_head + (2 * H + 2)", "return backbone + mlm_head + (H + 1)")],
+        "backbone only": [("return backbone + mlm_head + (2 * H + 2)", "return backbone")],
+        "rounding_tells True": [("rounding_tells = False", "rounding_tells = True")],
+        "the 12 L H^2 estimate": '''def pretrainer_params(num_layers, hidden_dim, intermediate_dim, vocabulary_size=30522, max_positions=512,
+                      segments=2, tied=True):
     return 12 * num_layers * hidden_dim ** 2 + (vocabulary_size + max_positions + segments) * hidden_dim
+
+
+large_30k = 340
+rounding_tells = False
 ''',
     },
     "2.2": {
@@ -37,6 +48,10 @@ WRONG_ANSWERS = {
         "padding in segment 1": [("segment_ids + [0] * padding", "segment_ids + [1] * padding")],
         "padding mask all ones": [("[1] * len(token_ids) + [0] * padding", "[1] * sequence_length")],
         "A and B swapped": [("[cls_id, *ids_a, sep_id, *ids_b, sep_id]", "[cls_id, *ids_b, sep_id, *ids_a, sep_id]")],
+        "A truncated first": [("(ids_a if len(ids_a) > len(ids_b) else ids_b).pop()", "(ids_a if ids_a else ids_b).pop()")],
+        "tie shortens A": [("len(ids_a) > len(ids_b) else", "len(ids_a) >= len(ids_b) else")],
+        "drop from the front": [(".pop()", ".pop(0)")],
+        "no truncation": [("while len(ids_a) + len(ids_b) > sequence_length - 3:", "while False:")],
     },
     "2.4": {
         "padding mask broadcast on the query axis": [("padding_mask[:, None, None, :]", "padding_mask[:, None, :, None]")],
@@ -46,6 +61,16 @@ WRONG_ANSWERS = {
                                           "t.reshape(batch, num_heads, seq, head_dim)")],
         "keys and values swapped": [("query, key, value = np.split", "query, value, key = np.split")],
         "no output projection": [("return context @ output_kernel + output_bias", "return context")],
+        "returns (output, probabilities) like the chapter": [
+            ("return context @ output_kernel + output_bias", "return context @ output_kernel + output_bias, probabilities")],
+        "causal ignored": [("if causal:", "if False:")],
+        "causal looks right (triu)": [("np.tril(", "np.triu(")],
+        "causal without the diagonal": [("np.tril(np.ones((seq, seq), dtype=bool))",
+                                         "np.tril(np.ones((seq, seq), dtype=bool), -1)")],
+        "mask after the softmax": [("    scores = np.where(visible, scores, -1e9)\n", ""),
+                                   ("    context = (probabilities @ value)",
+                                    "    probabilities = np.where(visible, probabilities, 0.0)\n"
+                                    "    context = (probabilities @ value)")],
     },
     "2.5": {
         "FFN width H": [("ffn_width_base = 4 * 768", "ffn_width_base = 768")],
@@ -53,6 +78,8 @@ WRONG_ANSWERS = {
         "no segment embedding": [('{"token", "position", "segment"}', '{"token", "position"}')],
         "LARGE as 330M": [("base_and_large = (110, 340)", "base_and_large = (110, 330)")],
         "exact counts in millions": [("base_and_large = (110, 340)", "base_and_large = (109, 335)")],
+        "LARGE's FFN with BASE's H": [("large_ffn_width = 4 * 1024", "large_ffn_width = 4 * 768")],
+        "LARGE's FFN width H": [("large_ffn_width = 4 * 1024", "large_ffn_width = 1024")],
     },
     "2.6": {
         "the tanh GELU": [("return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))",
@@ -67,5 +94,10 @@ WRONG_ANSWERS = {
             "    x = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-12) * gamma + beta\n", "")],
         "ReLU in the head": [("gelu(hidden @ transform_kernel + transform_bias)",
                               "np.maximum(0.0, hidden @ transform_kernel + transform_bias)")],
+        "every position decoded": [("hidden = np.take_along_axis(sequence_output, mask_positions[..., None], axis=1)",
+                                    "hidden = sequence_output")],
+        "the first row's positions for every row": [(
+            "np.take_along_axis(sequence_output, mask_positions[..., None], axis=1)",
+            "sequence_output[:, mask_positions[0]]")],
     },
 }
