@@ -17,7 +17,7 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cachepro
 # "Backends and platforms"; the long chapters run on PyTorch in `make full-torch`).
 NOTEBOOKS := notebooks/ solutions/ exercises/
 TORCH_NOTEBOOKS ?= $(addprefix notebooks/,00_big_picture.ipynb 01_problem_setting.ipynb 02_architecture_and_input.ipynb \
-	04_next_sentence_prediction.ipynb 06_self_test.ipynb) solutions/ exercises/
+	04_next_sentence_prediction.ipynb 05x_scaling_out.ipynb 06_self_test.ipynb) solutions/ exercises/
 TORCH_VERSION ?= 2.13.0
 export KERAS_BACKEND ?= tensorflow
 export TF_CPP_MIN_LOG_LEVEL ?= 2

@@ -155,7 +155,7 @@ def lay_out_sources(src, mathjax):
     shutil.copytree(REPO / "book", src)
     for edition, depth in (("", 1), ("zh", 2)):
         chinese = edition == "zh"
-        for path in sorted((REPO / "notebooks" / edition).glob("[0-9][0-9]_*.ipynb")):
+        for path in sorted((REPO / "notebooks" / edition).glob("[0-9][0-9]*_*.ipynb")):  # 05x: optional
             nb = local_badge(read_notebook(path), depth)
             other = REPO / "notebooks" / ("" if chinese else "zh") / path.name
             if other.is_file():
@@ -187,7 +187,7 @@ def serve_stored_notebooks(html):
     """Each page's download button gives the notebook as the repository stores it: a chapter as it is (the
     page's source differs by the badge's address), an exercise as the learner's copy, with no solutions."""
     for folder in ("notebooks", "exercises", "notebooks/zh", "exercises/zh"):
-        for path in sorted((REPO / folder).glob("[0-9][0-9]_*.ipynb")):
+        for path in sorted((REPO / folder).glob("[0-9][0-9]*_*.ipynb")):
             target = html / "_sources" / folder / path.name
             if target.is_file():
                 shutil.copy2(path, target)
