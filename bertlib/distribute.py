@@ -170,6 +170,19 @@ def distributed(kind="auto", tpu=None):
                        "(set KERAS_BACKEND before Keras is imported).")
 
 
+def placement_of(strategy, tpu=None):
+    """The `Placement` for what a caller passed as `strategy`: a kind of `STRATEGY_KINDS` (`distributed(kind,
+    tpu)`), a `Placement` (returned as it is) or a ready `tf.distribute.Strategy` (its placement)."""
+    if isinstance(strategy, str):
+        return distributed(strategy, tpu=tpu)
+    if isinstance(strategy, Placement):
+        return strategy
+    if hasattr(strategy, "scope") and hasattr(strategy, "num_replicas_in_sync"):
+        return _tensorflow_placement(strategy)
+    raise ValueError(f"strategy must be one of {list(STRATEGY_KINDS)}, a bertlib.distribute.Placement or a "
+                     f"tf.distribute.Strategy, got {strategy!r}.")
+
+
 def _tensorflow_placement(strategy):
     import tensorflow as tf
 

@@ -269,8 +269,11 @@ def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_
             (`bertlib.datasets.find`), downloading it once into the cache if it is nowhere on this machine.
         init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
         log: optional callable taking each finished run's result dict (the CLI prints them).
-        strategy: optional `tf.distribute` strategy (`bertlib.distribute.get_strategy`); INIT is loaded and
-            trained inside its scope.
+        strategy: where to train, as `bertlib pretrain` takes it: a kind of `bertlib.distribute.STRATEGY_KINDS`
+            ("auto", "tpu", "gpus", "mirrored-cpu", "cpu", ...), a `Placement` from
+            `bertlib.distribute.distributed`, or a `tf.distribute.Strategy`. INIT is loaded, trained and scored
+            inside that placement (TensorFlow: the strategy's scope; JAX: `keras.distribution.DataParallel`).
+            None (the default) leaves the placement to the caller, e.g. an enclosing `with distributed():`.
         return_model: also return the best fine-tuned model: `(result, model)`.
         **settings_by_name: the other `FinetuneSettings` fields (epochs, batch_size, learning_rate,
             max_seq_length, seed, output_dir, overwrite, grid, pooling, ...); with a `FinetuneSettings`, they
@@ -289,7 +292,7 @@ def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_
     task = tasks.get(run.task)
     output_dir = check_output_dir(run.output_dir, run.overwrite) if run.output_dir is not None else None
     distribute.configure_cpu()
-    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
+    scope = distribute.placement_of(strategy) if strategy is not None else contextlib.nullcontext()
     with scope:
         backbone, tokenizer = load_init(run.init, seed=run.seed)
     if run.max_seq_length > backbone.config.max_sequence_length:

@@ -522,12 +522,7 @@ def _settings(given, by_name):
 
 def _placement(run):
     """Where the run trains: `bertlib.distribute.distributed(kind)`, or the strategy or placement given."""
-    if isinstance(run.strategy, str):
-        placement = distribute.distributed(run.strategy, tpu=run.tpu)
-    elif isinstance(run.strategy, distribute.Placement):
-        placement = run.strategy
-    else:  # a ready tf.distribute.Strategy
-        placement = distribute._tensorflow_placement(run.strategy)
+    placement = distribute.placement_of(run.strategy, tpu=run.tpu)
     distribute.per_replica_batch_size(run.batch_size, placement)
     return placement
 

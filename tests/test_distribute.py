@@ -227,13 +227,13 @@ def test_distributed_mirrors_two_cpu_replicas_in_a_fresh_process():
     assert _run_script(script, "tensorflow")[-1] == "mirrored 2 CPU,CPU True False"
 
 
-def _run_script(script, backend, devices=None):
+def _run_script(script, backend, devices=None, timeout=400):
     environment = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
     environment.pop("XLA_FLAGS", None)
     if devices:
         environment["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
-                               env=environment, cwd=REPO, timeout=400)
+                               env=environment, cwd=REPO, timeout=timeout)
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stdout.strip().splitlines()
 
@@ -309,6 +309,17 @@ def test_distributed_refuses_an_unknown_kind():
         distribute.distributed("tpus")
 
 
+def test_placement_of_what_pretrain_and_finetune_are_given():
+    """A kind, a Placement or a ready tf.distribute strategy: each becomes the Placement pretrain and finetune enter."""
+    placement = distribute.placement_of("cpu")
+    assert (placement.name, placement.num_replicas, placement.backend) == ("one-device", 1, "tensorflow")
+    assert distribute.placement_of(placement) is placement
+    strategy = tf.distribute.get_strategy()
+    assert distribute.placement_of(strategy).strategy is strategy
+    with pytest.raises(ValueError, match=r"strategy must be one of \['auto'.*got 3\."):
+        distribute.placement_of(3)
+
+
 def _tiny_corpus(tmp_path):
     """A 30-document corpus of the words above and a vocabulary of those words only (a 40-token model)."""
     corpus = tmp_path / "corpus.txt"
@@ -351,3 +362,36 @@ def test_pretrain_on_eight_simulated_jax_devices_matches_one_device(tmp_path):
     for key in ("loss", "mlm_loss", "nsp_loss"):
         assert runs[8][key] == pytest.approx(runs[1][key], rel=1e-4), key
     assert runs[8]["mlm_loss"] < math.log(40)  # it trained: below a uniform guess over the 40 tokens
+
+
+@pytest.mark.slow
+def test_finetune_places_its_model_with_distributed_on_two_jax_devices(tmp_path):
+    """`finetune(strategy=...)` goes through `distributed()` as pretrain does, so JAX's DataParallel works too.
+
+    The same SWAG run (13 rows, so the last batch of 4 is 1 row) on one device and on 2 simulated ones: the 2-device
+    model's weights are laid out over a 2-device mesh, the result is one device's up to float rounding, and the
+    caller's distribution (none) is back afterwards. (Before, a kind string failed: `str` has no `scope()`.)
+    """
+    pytest.importorskip("jax")
+    rows = ["video-id,fold-ind,startphrase,sent1,sent2,gold-source,ending0,ending1,ending2,ending3,label"]
+    rows += [f"v{i},{i},x,The man opens the door.,He,gold,walks in.,eats the door.,sings a door.,flies.,{i % 4}"
+             for i in range(13)]
+    for name in ("train.csv", "val.csv"):
+        (tmp_path / name).write_text("\n".join(rows) + "\n", encoding="utf-8")
+    script = textwrap.dedent(f"""
+        import json, keras
+        from bertlib import finetune
+        for kind in ("cpu", "mirrored-cpu"):
+            result, model = finetune.finetune("swag", {str(tmp_path)!r}, "tiny", epochs=1, batch_size=4,
+                                              max_seq_length=32, learning_rate=1e-3, verbose=0, strategy=kind,
+                                              return_model=True, jit_compile=False)
+            sharding = model.backbone.trainable_variables[0].value.sharding
+            print(json.dumps({{"kind": kind, "loss": result["last_epoch_train_loss"],
+                               "accuracy": result["accuracy"], "devices": len(sharding.device_set),
+                               "after": str(keras.distribution.distribution())}}))
+    """)
+    one, two = (json.loads(line) for line in _run_script(script, "jax", devices=2, timeout=900)[-2:])
+    assert (one["devices"], two["devices"]) == (1, 2)
+    assert one["after"] == two["after"] == "None"
+    assert two["loss"] == pytest.approx(one["loss"], rel=1e-3)
+    assert two["accuracy"] == one["accuracy"]
