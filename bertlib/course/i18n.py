@@ -34,7 +34,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlib import resources
+from bertlib.course import paths
 from bertlib.course import exercises
 from bertlib.files import write_text_atomically
 
@@ -224,7 +224,7 @@ def build(root=None, lang="zh", out=None):
 
     Returns the paths written or removed.
     """
-    root = Path(root or resources.REPO_ROOT)
+    root = Path(root or paths.REPO_ROOT)
     out = Path(out or root)
     files, _ = expected_edition(root, lang)
     changed = []
@@ -243,7 +243,7 @@ def build(root=None, lang="zh", out=None):
 
 def check(root=None, lang="zh", glossary_path=None):
     """Returns the `Coverage` of the `lang` edition under `root` (default: the repository)."""
-    root = Path(root or resources.REPO_ROOT)
+    root = Path(root or paths.REPO_ROOT)
     files, statuses = expected_edition(root, lang)
     coverage = Coverage()
     for (edition, stem), (status, entries, nb) in statuses.items():
@@ -367,7 +367,7 @@ def glossary_problems(text, terms):
 
 def todo(root=None, lang="zh", edition=None, stem=None):
     """Lines for a translator: each markdown cell lacking current Chinese text, with its English."""
-    root = Path(root or resources.REPO_ROOT)
+    root = Path(root or paths.REPO_ROOT)
     _, statuses = expected_edition(root, lang)
     lines = []
     for (cell_edition, cell_stem), (status, _entries, nb) in statuses.items():
@@ -390,7 +390,7 @@ def add_arguments(parser):
                         help="check: also fail on missing or stale Chinese text and on an edition not built")
     parser.add_argument("--report", action="store_true",
                         help="check: list every missing and stale cell (the default prints counts only)")
-    parser.add_argument("--root", type=Path, default=resources.REPO_ROOT,
+    parser.add_argument("--root", type=Path, default=paths.REPO_ROOT,
                         help="the repository whose notebooks/, solutions/ and i18n/ are read (default: this one)")
     parser.add_argument("--out", type=Path, default=None, help="build: write the edition here (default: --root)")
     parser.add_argument("--edition", choices=SOURCE_EDITIONS, default=None, help="todo: only this edition")
@@ -488,7 +488,7 @@ def untranslated_strings(root=None, lang="zh"):
     """`{english: [where, ...]}` of runtime strings in the English notebooks that `zh_strings` does not list."""
     from bertlib.course.zh_strings import STRINGS
 
-    root = Path(root or resources.REPO_ROOT)
+    root = Path(root or paths.REPO_ROOT)
     missing = {}
     for edition in SOURCE_EDITIONS:
         for path in english_notebooks(root, edition):
