@@ -13,6 +13,25 @@ from bertlib.course import paths  # noqa: E402
 if "BERTLIB_DATA" not in os.environ and paths.shared_data_dir() is not None:
     os.environ["BERTLIB_DATA"] = str(paths.shared_data_dir())
 
+# The test files that take minutes (subprocesses on other backends, simulated devices, sandboxed kernels, real
+# training runs), longest first. They start first, so that CI's two workers (`-n 2 --dist loadfile`) finish
+# together: pytest-xdist's default order, files with the most tests first, handed exactly these out last, and one
+# worker ran a long file alone at the end (bench/RESULTS.md, "make test"). The other files keep their order.
+LONG_FILES = ("test_distribute.py", "test_training.py", "test_backends.py", "test_package.py",
+              "test_grading_sandbox.py", "test_grading.py", "test_cpu_setup.py", "test_finetune.py",
+              "test_hostile_inputs.py", "test_course_setup.py")
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order below, not its own
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: position for position, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests stay together
+
+
 # The GLUE tasks the tests read (CI's ../shared/data holds these, QNLI with its dev set only).
 GLUE_TEST_TASKS = ("cola", "sst2", "stsb", "wnli", "qnli")
 
