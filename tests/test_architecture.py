@@ -17,8 +17,7 @@ LAYERS = {
 }
 ORDER = list(LAYERS)
 # Upward imports kept on purpose, with the reason; each is a debt to pay, not a pattern.
-ALLOWED = {("resources.py", "bertlib.course"): "forwards the CI paths moved to bertlib.course.paths (issue 23), "
-                                               "with a DeprecationWarning, until the last callers have switched"}
+ALLOWED = {}
 
 
 def layer_of(module):
