@@ -17,9 +17,9 @@ if "BERTLIB_DATA" not in os.environ and paths.shared_data_dir() is not None:
 # training runs), longest first. They start first, so that CI's two workers (`-n 2 --dist loadfile`) finish
 # together: pytest-xdist's default order, files with the most tests first, handed exactly these out last, and one
 # worker ran a long file alone at the end (bench/RESULTS.md, "make test"). The other files keep their order.
-LONG_FILES = ("test_distribute.py", "test_training.py", "test_backends.py", "test_package.py",
-              "test_grading_sandbox.py", "test_grading.py", "test_cpu_setup.py", "test_finetune.py",
-              "test_hostile_inputs.py", "test_course_setup.py")
+LONG_FILES = ("test_distribute.py", "test_training.py", "test_finetune.py", "test_backends.py", "test_package.py",
+              "test_model.py", "test_grading.py", "test_tokenizer.py", "test_grading_sandbox.py",
+              "test_course_setup.py", "test_checkpoint.py", "test_data.py")
 
 
 def pytest_configure(config):
