@@ -19,6 +19,11 @@ STRINGS = {
     "accuracy (fraction)": "准确率（比例）",
     # 01
     "Who may attend to whom (dark/coloured = allowed)": "谁能看见谁（深色/彩色 = 允许）",
+    "Left-to-right (GPT)": "从左到右（GPT）",
+    "ELMo: two separate stacks": "ELMo：两个分开的网络",
+    "Bidirectional (BERT)": "双向（BERT）",
+    "forward\nstack": "前向\n网络",
+    "backward\nstack": "后向\n网络",
     "key position j (attended to)": "键位置 j（被关注）",
     "query position i": "查询位置 i",
     "chance": "随机水平",
@@ -27,6 +32,7 @@ STRINGS = {
     "training accuracy (fraction)": "训练准确率（比例）",
     "Block 1 attention from '{labels}' (position {NAME_POSITION})": "第 1 层中 '{labels}'（位置 {NAME_POSITION}）的注意力",
     "key token (attended to)": "键词元（被关注）",
+    "head {h}": "第 {h} 个头",
     "Training loss: the naive objective collapses": "训练损失：天真的目标一路塌到零",
     "masked-LM cross-entropy (nats, log scale)": "掩码语言模型交叉熵（nats，对数刻度）",
     # 02
@@ -82,6 +88,9 @@ STRINGS = {
     "[MASK] tokens in a 512-token sequence": "一条 512 词元序列中的 [MASK]",
     "[MASK] tokens per sequence": "每条序列的 [MASK] 数",
     "selection rate": "掩码率",
+    "ELMo: left-to-right network": "ELMo：从左到右的网络",
+    "ELMo: right-to-left network": "ELMo：从右到左的网络",
+    "BERT: every layer": "BERT：每一层",
     "key position (may be seen)": "键位置（可被看见）",
     "query position (looks)": "查询位置（去看的一方）",
     "bound for left + right read-out": "左右两侧读出的上限",
@@ -96,6 +105,7 @@ STRINGS = {
     "error rate (%)": "错误率（%）",
     # 08
     "share of 1,000 test sentences (%)": "占 1,000 个测试句的比例（%）",
+    "MASK/SAME/RND": "MASK/SAME/RND",
     "Removing one branch of 80/10/10 ({STEPS} steps, toy language; median and range over {len} seed(s))":
         "去掉 80/10/10 的一个分支（{STEPS} 步，玩具语言；{len} 个种子的中位数与范围）",
     "Each branch removed, against 80/10/10 ({len} seed(s))": "逐个去掉分支，与完整 80/10/10 对比（{len} 个种子）",
@@ -114,15 +124,15 @@ STRINGS = {
         "从 padding_mask[:, None, None, :] 出发；因果掩码再与 np.tril(np.ones((seq, seq))) 做逻辑与",
     "a causal model's position i only sees j <= i, in every layer; a bidirectional one sees all":
         "因果模型的位置 i 在每一层都只能看到 j <= i；双向模型处处都能看到",
-    "i -> j -> i: count the hops a token needs to come back; with one position there is nobody else":
-        "i -> j -> i：数一数一个词元要跳几次才能回到自己；只有一个位置时没有别的词元可借道",
+    "i -> j -> i: count the hops a token needs to come back to i; with causal=True every hop goes left":
+        "i -> j -> i：数一数一个词元要跳几次才能回到 i；causal=True 时每一跳都向左",
     "one no-self layer mixes only the other positions": "一层“不看自己”的注意力只混合其他位置",
     "with one position there is nobody else to route through": "只有一个位置时，没有别的词元可以借道",
     "i -> j -> i: two hops bring a token back to its own position": "i -> j -> i：两跳就能让词元回到自己的位置",
-    "two independent LSTMs, concatenated; frozen vectors fed to a task model":
-        "两个独立训练的 LSTM 拼接而成；冻结的向量交给任务模型使用",
-    "a left-to-right Transformer, fine-tuned end to end": "从左到右的 Transformer，端到端微调",
-    "every layer attends both ways; fine-tuned end to end": "每一层都同时看两侧；端到端微调",
+    "every causal no-self hop goes strictly left: it never comes back":
+        "因果掩码下，每一跳（不看自己）都严格向左：永远回不到原位",
+    "reread the chapter's table 'Two ways to use a pretrained model' and the ELMo panel of the mask figure":
+        "重读本章“使用预训练模型的两种方式”一节的表格，以及掩码图中 ELMo 那一幅",
     "§5.1's ablation table (Table 5): the BERT_BASE row, then the LTR & No NSP row (dev F1)":
         "§5.1 的消融表（表 5）：先看 BERT_BASE 一行，再看 LTR & No NSP 一行（开发集 F1）",
     "§5.1, the BERT_BASE row": "§5.1，BERT_BASE 一行",
@@ -130,33 +140,54 @@ STRINGS = {
     # 06
     "512 x 15% selected x 80% of those become [MASK]": "512 × 15% 被选中 × 其中 80% 换成 [MASK]",
     "use the rates passed in, not the paper's": "用传进来的比例，不要写死论文的数",
-    "np.rint(num_eligible * rate), then clip to [1, max_predictions]": "先 np.rint(num_eligible * rate)，再截到 [1, max_predictions]",
-    "a packed 512-token sequence has 510 eligible tokens ([CLS] and [SEP] are never chosen); "
-    "np.rint rounds a half to the even neighbour":
-        "装满的 512 词元序列只有 510 个可选词元（[CLS] 和 [SEP] 从不被选）；np.rint 遇到 .5 取最近的偶数",
+    "np.rint(num_tokens * rate), [CLS] and [SEP] counted, then clip to [1, max_predictions]":
+        "先算 np.rint(num_tokens * rate)（[CLS] 和 [SEP] 也计入词元数），再截到 [1, max_predictions]",
+    "a packed 512-token pair counts its [CLS] and two [SEP]s in the budget; np.rint rounds a half to the even neighbour":
+        "装满的 512 词元句对把它的 [CLS] 和两个 [SEP] 都计入预算；np.rint 遇到 .5 取最近的偶数",
+    "a count of successes in n independent trials of probability p has variance n p (1 - p); "
+    "here n is the fixed number of selected tokens":
+        "n 次成功概率为 p 的独立试验中，成功次数的方差是 n p (1 - p)；这里 n 是固定的被选中词元数",
+    "every token is one trial: selected and then [MASK]": "每个词元是一次试验，“成功”是它既被选中、又被换成 [MASK]",
     "count the targets the masker picks on a 128-token row at each rate": "在每个掩码率下，数一数掩码器在一行 128 个词元里选出多少个目标",
     "80% of the selected tokens become [MASK]": "被选中的词元有 80% 换成 [MASK]",
     "each neighbour is intact with probability 1 - rate": "每个邻居保持原样的概率是 1 - rate",
-    "np.tril: row i sees columns 0..i": "np.tril：第 i 行能看到第 0..i 列",
-    "the mirror image: row i sees columns i..n-1": "镜像：第 i 行能看到第 i..n-1 列",
-    "check both directions in sees_both_sides": "在 sees_both_sides 里两个方向都要检查",
+    "targets per sequence times the chance that both neighbours of one are intact":
+        "每条序列的目标数，乘以一个目标的左右两个邻居都保持原样的概率",
+    "set the derivative of r (1 - r)^2 to zero, or search a fine grid": "令 r (1 - r)^2 的导数为零，或在细网格上搜索",
+    "every position within the window": "窗口内的每个位置",
+    "row i is True at i - window ... i + window (both ends included)": "第 i 行在 i - window ... i + window 处为 True（含两端）",
+    "a position sees itself before any layer": "还没经过任何层，一个位置就已经看得到自己",
+    "each layer extends a position's reach by `window` on each side": "每经过一层，一个位置能看到的范围向两侧各扩展 `window` 个位置",
     "try all s(0), s(1), t(0), t(1) from `values`; predict 1 when s(a) + t(b) > 0; count the 4 cases":
         "从 `values` 里遍历 s(0)、s(1)、t(0)、t(1) 的所有取值；s(a) + t(b) > 0 时预测 1；数一数 4 种情况",
     "the previous score is score - gain; its remaining error is 100 minus that": "原来的分数是 score - gain；它剩下的误差是 100 减去它",
-    "compare the three shares; the one nearest 100 has the least room": "比较三个比例；最接近 100 的那个提升空间最小",
+    "all four numbers of the abstract, each once": "摘要里的四项成绩都要有，每项一次",
+    "compute the four shares; the one nearest 100 has the least room": "算出四个比例；最接近 100 的那个提升空间最小",
     "previous = score - gain": "原来的分数 = score - gain",
     # 02
-    "every Dense has a bias; there are 2L + 1 LayerNorms, each with 2H weights; don't forget the pooler":
-        "每个全连接层都有偏置；共有 2L + 1 个 LayerNorm，每个有 2H 个权重；别忘了池化层",
-    "the exact BASE count, as BertConfig counts it": "按 BertConfig 的算法得到的 BASE 精确参数量",
+    "every Dense has a bias; 2L + 1 LayerNorms in the backbone and one in the masked-LM head; the pooler; "
+    "the tied decoder adds only its bias (V); the NSP head is 2H + 2":
+        "每个全连接层都有偏置；骨干网络里有 2L + 1 个 LayerNorm，掩码语言模型头里还有一个；别忘了池化层；"
+        "共享权重的解码器只多出它的偏置（V 个）；NSP 头有 2H + 2 个参数",
+    "untied, the decoder is a V×H matrix of its own; tied, it adds nothing but its bias":
+        "不共享权重时，解码器是一个独立的 V×H 矩阵；共享时，它只多出自己的偏置",
+    "pretrainer_params(24, 1024, 4096, 30_000) to two significant figures, in millions, as an int":
+        "pretrainer_params(24, 1024, 4096, 30_000) 保留两位有效数字，以百万为单位，写成 int",
+    "round LARGE with the heads for both vocabularies and compare": "两种词表各算一次带预训练头的 LARGE，取整后比较",
     "continuation pieces carry '##'; an unmatched remainder makes the WHOLE word [UNK]":
         "非词首的片段带 '##'；只要剩下一段匹配不上，整个词就是 [UNK]",
-    "segment 0 covers [CLS], A and the first [SEP]; padding has segment 0 and mask 0":
-        "分段 0 覆盖 [CLS]、A 和第一个 [SEP]；填充处分段为 0，掩码为 0",
-    "split the 3H columns into Q|K|V first, then each into heads; mask padded KEYS, not queries":
-        "先把 3H 列拆成 Q|K|V，再把每个拆成多个头；要屏蔽的是填充的键，不是查询",
+    "segment 0 covers [CLS], A and the first [SEP]; padding has segment 0 and mask 0; too long: pop the last token "
+    "of the longer list (B on a tie) until len(A) + len(B) + 3 fits":
+        "分段 0 覆盖 [CLS]、A 和第一个 [SEP]；填充处分段为 0，掩码为 0；太长时：反复删掉较长列表的最后一个词元"
+        "（一样长时删 B 的），直到 len(A) + len(B) + 3 放得下",
+    "split the 3H columns into Q|K|V first, then each into heads; mask padded KEYS, not queries; "
+    "causal hides keys j > i, before the softmax":
+        "先把 3H 列拆成 Q|K|V，再把每个拆成多个头；要屏蔽的是填充的键，不是查询；因果掩码在 softmax 之前遮住 j > i 的键",
+    "the chapter's encoder-block section quotes §3 on the feed-forward size": "本章“编码器块”一节引用了 §3 对前馈网络宽度的说法",
+    "the same rule as for BASE, with LARGE's hidden size (§3)": "与 BASE 同一条规则，换成 LARGE 的隐藏维度（§3）",
+    "reread the chapter's section 'Embeddings: three lookups and a sum'": "重读本章“嵌入：三次查表，一次求和”一节",
     "4H with H = 768": "4H，其中 H = 768",
-    "WordPiece id, learned position, and A/B segment; three in all": "WordPiece id、学出来的位置、A/B 分段，一共三种",
+    "4H with H = 1024": "4H，其中 H = 1024",
     "§3 (Model Architecture) states both sizes in its text; table 1 is the GLUE results, not the sizes":
         "§3（Model Architecture）的正文给出了两种规模；表 1 是 GLUE 结果，不是模型规模",
     "WordPiece id, learned position, and A/B segment": "WordPiece id、学出来的位置、A/B 分段",
@@ -164,8 +195,9 @@ STRINGS = {
         "x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2))；tanh 近似公式最多差 1e-3",
     "the first position only, a dense layer, then tanh (the pooler's activation)":
         "只取第一个位置，过一个全连接层，再接 tanh（池化层的激活函数）",
-    "dense, exact GELU, LayerNorm, then the token embedding table transposed (the tied decoder)":
-        "全连接层、精确 GELU、LayerNorm，再乘以转置的词元嵌入表（共享权重的解码器）",
+    "gather each row's own positions first, then dense, exact GELU, LayerNorm, the token table transposed + bias":
+        "先按每一行自己的位置取出向量，再依次过全连接层、精确 GELU、LayerNorm，最后乘以转置的词元嵌入表并加上偏置",
+    "one row of logits per masked position: (batch, P, vocabulary)": "每个被掩码的位置一行 logits：(batch, P, vocabulary)",
     "§3's text (table 1 is the GLUE results)": "§3 的正文（表 1 是 GLUE 结果）",
     # 03
     "every selected token takes exactly one of the three branches, and every one is in the loss":
@@ -175,13 +207,15 @@ STRINGS = {
     "15% are selected, and 10% of those become random": "15% 被选中，其中 10% 换成随机词元",
     "draw keys, then branches, then random tokens, each for the whole (batch, seq) shape":
         "先抽 key，再抽分支，最后抽随机词元，每次都按整个 (batch, seq) 形状抽",
-    "selected slots / tokens that may be chosen ([CLS] and [SEP] may not)": "被选中的槽数 / 可选词元数（[CLS] 和 [SEP] 不可选）",
+    "selected slots / tokens that are not padding ([CLS] and [SEP] count)": "被选中的槽数 / 非填充词元数（[CLS] 和 [SEP] 也算在内）",
     "measure it: the masker's rates vary": "去实测：掩码器的比例是有波动的",
     "changed tokens other than [MASK]": "被改动、但不是改成 [MASK] 的词元",
-    "slot i predicts from position i": "第 i 个槽从位置 i 出发做预测",
-    "the token at i + 1": "位置 i + 1 上的词元",
-    "no target where the next position is padding": "下一个位置是填充时没有预测目标",
-    "one slot per position but the last": "除最后一个位置外，每个位置一个槽",
+    "slot i sits at position i, for i = 1 ... seq - 1": "第 i 个槽就在位置 i 上，i = 1 ... seq - 1",
+    "the token at i - 1": "位置 i - 1 上的词元",
+    "the token at position - 1": "位置 position - 1 上的词元",
+    "no slot on a padding position": "填充位置上没有槽",
+    "1.0 where the slot's position is a real token": "槽所在的位置是真实词元时为 1.0",
+    "one slot per position but the first": "除第一个位置外，每个位置一个槽",
     "at least one is wrong; reread §3.1, appendices A.1 and C.2, and the guide's chapter 3 note on C.2":
         "至少有一个不对；重读 §3.1、附录 A.1 和 C.2，以及导读第 3 章里关于 C.2 的对账",
     "reread §3.1, appendices A.1 and C.2, and the guide's chapter 3 note on C.2":
@@ -192,7 +226,7 @@ STRINGS = {
     "one pair per two consecutive sentences of a document": "一个文档中每两句相邻的句子构成一个句对",
     "0 = IsNext": "0 = IsNext",
     "1 = NotNext, as bertlib's is_random_next": "1 = NotNext，与 bertlib 的 is_random_next 一致",
-    "draw the random document among the OTHER documents": "随机文档要从*其他*文档里抽",
+    "draw the random document among the OTHER documents": "随机文档只能从其他文档里抽，不能是当前这篇",
     "is_random_next True is class 1 (NotNext)": "is_random_next 为 True 对应类别 1（NotNext）",
     "§5.1's table (Table 5): the BERT_BASE row, then the No NSP row; the scores, not only their differences":
         "§5.1 的表（表 5）：先看 BERT_BASE 一行，再看 No NSP 一行；要的是分数本身，不只是差值",
@@ -202,39 +236,82 @@ STRINGS = {
     # 05
     "256 sequences x 512 tokens": "256 条序列 × 512 个词元",
     "90% of the steps at 128 tokens, 10% at 512": "90% 的步数用 128 个词元，10% 用 512 个",
+    "the same function for both recipes: RoBERTa's batch and steps over BERT's, sequences of 512 in both":
+        "两种配方用同一个函数：RoBERTa 的批大小和步数除以 BERT 的，两者的序列长度都是 512",
+    "RoBERTa's batch and steps over BERT's, sequences of 512 in both": "RoBERTa 的批大小和步数除以 BERT 的，两者的序列长度都是 512",
     "2N forward + 4N backward per token": "每个词元：前向 2N + 反向 4N",
     "one petaflop/s-day is 1e15 FLOP/s for 86,400 s: the guide's '985' is in teraflop/s-days":
         "1 petaflop/s-day 是 1e15 FLOP/s 持续 86,400 秒：导读的“985”其实是以 teraflop/s-day 计",
     "2N forward + 4N backward": "前向 2N + 反向 4N",
-    "warmup: peak * step / warmup_steps; after: peak * (1 - step / total_steps), floored at 0":
-        "预热期：peak * step / warmup_steps；之后：peak * (1 - step / total_steps)，最低为 0",
-    "warmup covers steps 0 .. warmup_steps - 1; the rate is 0, not negative, from total_steps on":
-        "预热覆盖第 0 .. warmup_steps - 1 步；从 total_steps 起学习率是 0，不是负数",
-    "linear parts grow with n, attention products with n squared": "线性部分随 n 增长，注意力乘积随 n 的平方增长",
-    "global_batch // replicas": "global_batch // replicas",
-    "a batch holds whole sequences: use //": "一批装的是整条序列：用 //",
+    "seconds = flops / (chips x peak x utilisation); a day has 86,400 s": "秒数 = flops / (芯片数 × 峰值 × 利用率)；一天有 86,400 秒",
+    "every chip adds its peak to the machine's": "每块芯片都把自己的峰值算力加到整台机器上",
+    "a chip at 15% of its peak does half the work of one at 30%": "跑在峰值 15% 的芯片，完成的计算量是跑在 30% 的一半",
+    "64 chips for 4 days at 29%: what do 16 chips need at the same utilisation?":
+        "64 块芯片以 29% 的利用率跑 4 天：利用率不变，16 块芯片要跑几天？",
+    "16 chips instead of 64 at the same utilisation": "利用率不变，芯片从 64 块换成 16 块",
+    "the rate is 0, not negative, from the last step on": "从最后一步起学习率是 0，不是负数",
+    "count the steps first: ceil(1,000 / 32) per epoch (the short last batch is a step), then "
+    "warmup = int(0.1 x total), rounded down":
+        "先数步数：每轮 ceil(1,000 / 32) 步（最后那个不满的批也算一步），再算 warmup = int(0.1 × total)，向下取整",
+    "ceil(67,349 / 32) steps per epoch, 3 epochs; warmup is 10% of that, rounded down":
+        "每轮 ceil(67,349 / 32) 步，共 3 轮；预热步数是总步数的 10%，向下取整",
+    "step 1 always runs the whole prompt: n = prompt positions, full attention":
+        "第 1 步总要把整个提示跑一遍：n = 提示的位置数，完整的注意力",
+    "with a cache, a later step runs one position, which attends to n = prompt + i - 1 keys":
+        "有缓存时，之后的每一步只算一个位置，它关注 n = prompt + i - 1 个键",
+    "without a cache every step re-encodes n positions, with n x n attention": "没有缓存时，每一步都重新编码 n 个位置，注意力是 n × n 的",
+    "one pass when the share fits": "每份放得下时，一次就够，不用累积",
+    "try 1, 2, 3, ... accumulation steps and keep the first whose share is whole and fits":
+        "依次试 1、2、3……个累积步数，取第一个让每份恰为整数且放得下的",
+    "the fewest accumulation steps whose share fits": "让每份放得下的最少累积步数",
     # 07
     "count each label; take the largest share": "数每个标签出现的次数；取占比最大的",
+    "P(X >= k) adds the binomial probabilities of k, k + 1, ..., n right answers; the first k whose tail is below "
+    "alpha; n + 1 when there is none":
+        "P(X >= k) 是答对 k、k + 1、...、n 个的二项概率之和；取尾概率低于 alpha 的第一个 k；没有这样的 k 时为 n + 1",
+    "the chapter's fine-tuned model got 22 of 71; the majority rate is about 56%":
+        "本章微调的模型在 71 个样本中答对 22 个；多数类的比例约为 56%",
+    "47 of 71 still has a tail of 0.059": "71 个答对 47 个时，尾概率仍有 0.059",
     "only dev premises seen in train count; a tie (q: one 0, one 1) goes to the smaller label":
         "只统计在训练集中出现过的开发集前提；并列（例如一个 0、一个 1）时取较小的标签",
     "np.bincount(labels).argmax() per premise": "对每个前提做 np.bincount(labels).argmax()",
+    "65 dev premises occur in train; np.bincount(labels).argmax() per premise":
+        "开发集中有 65 个样本的前提在训练集里出现过；对每个前提做 np.bincount(labels).argmax()",
+    "every dev example counts; the unseen premise s is predicted 0; the tie q is predicted 1":
+        "每个开发集样本都要计入；没见过的前提 s 预测为 0；并列的 q 预测为 1",
     "BERT / GPT: BooksCorpus + Wikipedia (3.3B words) vs BooksCorpus (800M); 128,000 vs 32,000 words per step; "
-    "both ran 1M steps":
+    "both ran 1M steps; 256 x 512 tokens vs 64 x 512":
         "BERT / GPT：BooksCorpus + Wikipedia（33 亿词）对 BooksCorpus（8 亿词）；每步 128,000 词对 32,000 词；"
-        "两者都跑了 100 万步",
+        "两者都跑了 100 万步；256 × 512 个词元对 64 × 512 个",
+    "A.4 calls BERT's 256 x 512 = 131,072 tokens '128,000 words'; divide tokens by tokens per word":
+        "A.4 把 BERT 的 256 × 512 = 131,072 个词元称作“128,000 words”；用词元数除以每个词的词元数",
     "BooksCorpus + Wikipedia (3.3B words) vs BooksCorpus (800M)": "BooksCorpus + Wikipedia（33 亿词）对 BooksCorpus（8 亿词）",
     "128,000 vs 32,000 words per step": "每步 128,000 词对 32,000 词",
     "both ran 1M steps": "两者都跑了 100 万步",
+    "256 x 512 against 64 x 512": "256 × 512 对 64 × 512",
     "softmax over the cached positions of q . k / sqrt(d), then the weighted sum of the values":
         "对缓存的各位置求 q · k / sqrt(d) 的 softmax，再对值加权求和",
+    "per layer, per position and per sequence: one key and one value, each `hidden` numbers":
+        "每层、每个位置、每条序列：一个键和一个值，各 `hidden` 个数",
+    "1 MiB = 2**20 bytes; float16 is 2 bytes": "1 MiB = 2**20 字节；float16 占 2 字节",
     "every English word here is in the vocabulary": "这里的每个英文词都在词表里",
+    "a set of characters, then sorted(); is_cjk leaves out symbols such as ☃": "先取字符的集合，再 sorted()；is_cjk 不算 ☃ 这样的符号",
+    "tokenize each character on its own; [UNK] means missing": "把每个字符单独分词；得到 [UNK] 就是缺失",
+    "missing distinct CJK characters over all distinct CJK characters of the five sentences":
+        "缺失的不同 CJK 字符数，除以五个句子里所有不同 CJK 字符数",
+    "41 of 58 distinct characters": "58 个不同字符中的 41 个",
     # 08
     "among the VISIBLE words (kept or random), the share that is the true word; None when nothing is visible":
-        "在*可见的*词（保持不变的或随机的）中，真实词所占的比例；什么都看不见时为 None",
+        "只看可见的词（保持不变的或随机替换的）：其中真实词所占的比例；什么都看不见时为 None",
+    "an examined position that is never visible has no visible word to trust": "被考查的位置如果从不可见，就没有可见的词可信",
     "10% kept against 10% random": "10% 保持不变对 10% 随机替换",
     "a visible word is always right: copy it": "可见的词永远是对的：照抄就行",
     "a visible word is always wrong": "可见的词永远是错的",
     "an examined word is never visible": "被考查的词永远不可见",
+    "the three numbers are MASK/SAME/RND: the middle one is the share kept the same, the last one the share "
+    "replaced at random":
+        "三个数依次是 MASK/SAME/RND：中间那个是保持不变的比例，最后那个是随机替换的比例",
+    "check the sum before building the masker": "先检查三个数之和，再构建掩码器",
     "sequences per batch x tokens per sequence": "每批的序列数 × 每条序列的词元数",
     "1M steps of 128,000 words, over 3.3e9 words": "100 万步 × 128,000 词，除以 3.3e9 词",
     "the guide's 108.4M": "导读的 108.4M",
@@ -244,12 +321,25 @@ STRINGS = {
         "§4.1 的“+7.0”是相对 OpenAI GPT 而言的；GLUE 平均分在表 1",
     "1.28e11 tokens / 3.3e9 words": "1.28e11 个词元 / 3.3e9 个词",
     "the '+7.0' of §4.1 is measured against OpenAI GPT": "§4.1 的“+7.0”是相对 OpenAI GPT 而言的",
+    "§4.1 gives both leaderboard scores; Table 1's averages are another comparison":
+        "§4.1 给出了两个排行榜分数；表 1 的平均分是另一种比较",
+    "80.5 against OpenAI GPT's 72.8 (§4.1)": "80.5 对 OpenAI GPT 的 72.8（§4.1）",
     "the cost of a step is the batch times the cost of one sequence": "一步的开销 = 批大小 × 一条序列的开销",
     "per token: 24 H^2 + 4 n H; times n tokens, times 256 sequences": "每个词元：24 H^2 + 4 n H；乘以 n 个词元，再乘以 256 条序列",
     "relative to every step at 512": "相对于每一步都用 512",
     "a step at 128 has 4x fewer tokens, and each token's attention is 4x cheaper": "128 的一步词元少 4 倍，每个词元的注意力也便宜 4 倍",
-    "divide by the number of real tokens, not by the sequence length": "除以真实词元的个数，而不是序列长度",
+    "s steps at 512 and 1 - s at 128 should cost half of all-512": "比例为 s 的步用 512、1 - s 的步用 128，总开销应是全用 512 的一半",
+    "a step at 128 costs a fixed fraction r of one at 512: solve s + (1 - s) r = 1/2":
+        "128 的一步的开销是 512 的一步的固定比例 r：解 s + (1 - s) r = 1/2",
+    "the batch and sequence axes stay; only 'concat_last_four' widens the last axis, to 4H":
+        "批轴和序列轴不变；只有 'concat_last_four' 会把最后一个轴加宽到 4H",
+    "layer -1 is the last; concatenate the fourth-to-last first": "第 -1 层是最后一层；拼接时倒数第四层放在最前面",
+    "§5.3, Table 7: the feature-based rows (dev F1 on CoNLL-2003 NER); one of the four names above":
+        "§5.3 的表 7：基于特征的方法那几行（CoNLL-2003 NER 开发集 F1）；答案是上面四个名字之一",
+    "Table 7: that row against fine-tuning BERT_BASE, not BERT_LARGE": "表 7：拿那一行与微调的 BERT_BASE 比，不是 BERT_LARGE",
+    "Table 7: Concat Last Four Hidden, 96.1": "表 7：Concat Last Four Hidden，96.1",
+    "96.4 - 96.1 (Table 7)": "96.4 - 96.1（表 7）",
     "see chapter 04 and the guide's section 7.5": "见第 04 章和导读的 7.5 节",
-    "say where the evidence is, e.g. '§5.1: without NSP, QNLI drops 3.5 points'":
-        "说明证据在哪里，例如“§5.1：去掉 NSP 后 QNLI 掉 3.5 分”",
+    "e.g. '§5.1: without NSP, QNLI drops 3.5 points'; the guide's section 一 says where to look":
+        "例如“§5.1：去掉 NSP 后 QNLI 掉 3.5 分”；导读第一部分“全局大图”告诉你该去哪里找",
 }
