@@ -107,7 +107,11 @@ def _module_documents(module):
     """Docstrings of one module: one document for the module and its functions, one per public class."""
     texts = [module.__doc__ or ""]
     class_texts = []
+    patched = _patched_functions(module)
     for name, member in sorted(vars(module).items()):
+        if name in patched:
+            texts.append(patched[name])
+            continue
         if name.startswith("_") or getattr(member, "__module__", None) != module.__name__:
             continue  # private, or imported from elsewhere (documented there)
         if getattr(member, "__name__", None) != name:
@@ -126,6 +130,25 @@ def _module_documents(module):
 
 def _is_routine(member):
     return callable(member) or isinstance(member, (property, classmethod, staticmethod))
+
+
+def _patched_functions(module):
+    """{name: docstring} of the module's own public functions that another package has replaced at run time
+    (`import torch` swaps `inspect.getfile` for its own), read from the module's source, so the corpus does
+    not depend on what else the process imported."""
+    replaced = {name for name, member in vars(module).items()
+                if not name.startswith("_") and inspect.isroutine(member)
+                and getattr(member, "__module__", module.__name__) != module.__name__
+                and getattr(member, "__name__", None) != name}
+    source = getattr(module, "__file__", None)
+    if not replaced or not source or not source.endswith(".py"):
+        return {}
+    import ast
+
+    with open(source, "rb") as file:
+        tree = ast.parse(file.read())
+    return {node.name: ast.get_docstring(node, clean=False) or "" for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in replaced}
 
 
 @functools.lru_cache(maxsize=1)

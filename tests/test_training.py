@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import pytest
 
-from bertlib import training
+from bertlib import distribute, training
 from bertlib.config import BertConfig
 from bertlib.files import atomic_write
 from bertlib.model import BertBackbone, BertPretrainer
@@ -140,11 +140,11 @@ def test_bad_settings_raise_clear_errors(small_run):
     with pytest.raises(ValueError, match="Unknown strategy 'warp'"):
         training.pretrain(steps=10, strategy="warp", **run)
 
-    class FourReplicas:
-        num_replicas_in_sync = 4
-
+    four_replicas = distribute.Placement("mirrored", 4, keras.backend.backend(), ["CPU"] * 4)  # none built
     with pytest.raises(ValueError, match="global batch size 30 does not split over 4 replicas"):
-        training.pretrain(steps=10, batch_size=30, strategy=FourReplicas(), **run)
+        training.pretrain(steps=10, batch_size=30, strategy=four_replicas, **run)
+    with pytest.raises(ValueError, match="strategy must be one of .* got <object"):
+        training.pretrain(steps=10, strategy=object(), **run)
     with pytest.raises(ValueError, match=r"steps_per_execution \(4\) must divide .*\[90, 100\]"):
         training.pretrain(steps=100, long_fraction=0.1, log_every=8, checkpoint_every=8,
                           steps_per_execution=4, **run)

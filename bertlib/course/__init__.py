@@ -173,9 +173,9 @@ def repo_root():
 def glue_task_dir(task_folder):
     """The folder of one GLUE task (e.g. "SST-2", "WNLI"), found or downloaded by `bertlib.datasets.find`.
 
-    It looks in `$BERTLIB_DATA`, then `../shared/data` (CI's copy), then the user cache, and otherwise downloads
-    the task from the GLUE benchmark's files, checked against their sha256 (`bertlib download glue` does it
-    ahead of time).
+    It looks in the folders of `$BERTLIB_DATA` (CI's `make` puts its `../shared/data` there), then the user
+    cache, and otherwise downloads the task from the GLUE benchmark's files, checked against their sha256
+    (`bertlib download glue` does it ahead of time).
     """
     from bertlib import datasets
 
