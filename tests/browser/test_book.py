@@ -18,8 +18,8 @@ from tests.browser.conftest import BOOK_HTML, REPO, PageProblems
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
-CHAPTERS = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-EXERCISES = sorted(path.stem for path in (REPO / "solutions").glob("[0-9][0-9]_*.ipynb"))
+CHAPTERS = sorted(path.stem for path in (REPO / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+EXERCISES = sorted(path.stem for path in (REPO / "solutions").glob("[0-9][0-9]*_*.ipynb"))
 COLAB = "https://colab.research.google.com/github/bertlib-course/bertlib/blob/main/"
 
 
