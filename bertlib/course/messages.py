@@ -3,9 +3,11 @@
 The two editions share their code cells byte for byte (`bertlib.course.i18n`), so a check cell or a plot cell
 says the same thing in both. What the learner reads is chosen at run time:
 
-- `language()` is "zh" when `BERTLIB_LANG` says so (`zh`, `zh_CN`, ...), else when the running notebook's
-  metadata says `"bertlib": {"lang": "zh"}` (found through `JPY_SESSION_NAME`, which Jupyter sets, or the
-  kernel's folder being `notebooks/zh`, `solutions/zh` or `exercises/zh`), else "en".
+- `language()` is what `BERTLIB_LANG` says (`zh`, `zh_CN`, `en`, ...) when it is set, else the language the running
+  notebook's metadata names (`"bertlib": {"lang": "zh"}`, written by `bertlib course-i18n build`; see
+  `notebook_language`), else "zh" when the kernel's folder is `notebooks/zh`, `solutions/zh` or `exercises/zh`,
+  else "en". So a Chinese notebook speaks Chinese by itself, on Colab too; any failure to find or read the
+  notebook leaves English.
 - `message(key, **fields)` formats one of the check messages of `MESSAGES` in that language.
 - `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
   in `bertlib.course.zh_strings`, the English unchanged when it is not listed or the language is English.
@@ -17,6 +19,9 @@ import functools
 import json
 import os
 import re
+import stat
+import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -26,6 +31,11 @@ EDITION_FOLDERS = ("notebooks", "solutions", "exercises")
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
              "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC", "Microsoft YaHei", "SimHei", "Arial Unicode MS")
 CJK_SAMPLE = "掩码语言模型"
+MAX_NOTEBOOK_BYTES = 50 * 2**20  # as the grader's reader (`grading.plan.read_submission`)
+# Where the running notebook's path is found: Jupyter Server >= 2 gives the kernel JPY_SESSION_NAME, ipykernel copies
+# it into `__session__`, VS Code sets `__vsc_ipynb_file__`.
+SESSION_GLOBALS = ("__session__", "__vsc_ipynb_file__")
+COLAB_TIMEOUT_S = 5
 
 # The text of every message `bertlib.checks` prints or raises, by key; fields in braces.
 MESSAGES = {
@@ -88,22 +98,102 @@ def language():
     chosen = os.environ.get("BERTLIB_LANG")
     if chosen:
         return normalize_language(chosen)
-    session = os.environ.get("JPY_SESSION_NAME")
-    if session and session.endswith(".ipynb"):
-        return _notebook_language(str(Path(session).resolve()))
+    found = notebook_language()
+    if found:
+        return found
     cwd = Path.cwd()
     if cwd.name in LANGUAGES[1:] and cwd.parent.name in EDITION_FOLDERS:
         return cwd.name
     return "en"
 
 
-@functools.lru_cache(maxsize=16)
-def _notebook_language(path):
+def notebook_language():
+    """The language the running notebook's metadata names ("en" when it names none), or None when no notebook is found.
+
+    The notebook is the file at `JPY_SESSION_NAME` or at the kernel's `__session__` / `__vsc_ipynb_file__` (a path
+    relative to Jupyter's root is looked up from the kernel's folder and its parents); on Colab, where the notebook
+    is no file, the open notebook as Colab's frontend gives it (`google.colab._message`, asked once per process).
+    Never raises: what cannot be found or read counts as not found.
+    """
     try:
-        metadata = json.loads(Path(path).read_text(encoding="utf-8")).get("metadata", {})
-        return normalize_language(metadata.get("bertlib", {}).get("lang", "en"))
-    except (OSError, ValueError, AttributeError):
+        for session in _session_paths():
+            for path in _candidates(session):
+                found = _file_language(path)
+                if found:
+                    return found
+        if "google.colab" in sys.modules and threading.current_thread() is threading.main_thread():
+            return _colab_language()
+    except Exception:  # noqa: BLE001 - the language must never break a learner's run
+        pass
+    return None
+
+
+def _session_paths():
+    paths = [os.environ.get("JPY_SESSION_NAME")]
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    namespace = getattr(shell, "user_ns", None)
+    if isinstance(namespace, dict):
+        paths += [namespace.get(name) for name in SESSION_GLOBALS]
+    return list(dict.fromkeys(path for path in paths if isinstance(path, str) and path.endswith(".ipynb")))
+
+
+def _candidates(session):
+    path = Path(session).expanduser()
+    if path.is_absolute():
+        return [path]
+    cwd = Path.cwd()
+    return [folder / path for folder in (cwd, *cwd.parents)] + [cwd / path.name]
+
+
+def _file_language(path):
+    """The language of the notebook file at `path`, or None when it is not a readable notebook."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+        return None
+    return _read_language(str(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_language(path, mtime_ns, size):
+    try:
+        with open(path, "rb") as file:
+            document = json.loads(file.read(MAX_NOTEBOOK_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # ValueError: JSON and UTF-8 errors
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        return None
+    return _metadata_language(document)
+
+
+def _metadata_language(document):
+    """The language in a notebook's `metadata.bertlib.lang`: "zh", or "en" when it names none or none we know."""
+    metadata = document.get("metadata")
+    info = metadata.get("bertlib") if isinstance(metadata, dict) else None
+    try:
+        return normalize_language(info.get("lang", "en") if isinstance(info, dict) else "en")
+    except ValueError:
         return "en"
+
+
+@functools.lru_cache(maxsize=1)
+def _colab_language():
+    """The language of the notebook open in Colab, or None when Colab's frontend does not give it."""
+    try:
+        from google.colab import _message
+
+        reply = _message.blocking_request("get_ipynb", request="", timeout_sec=COLAB_TIMEOUT_S)
+        document = reply.get("ipynb") if isinstance(reply, dict) else None
+        if isinstance(document, str):
+            document = json.loads(document)
+        if isinstance(document, dict) and isinstance(document.get("cells"), list):
+            return _metadata_language(document)
+    except Exception:  # noqa: BLE001 - not Colab after all, no frontend, a timeout, an error reply
+        pass
+    return None
 
 
 def message(key, lang=None, **fields):
