@@ -41,7 +41,7 @@ from bertlib.tasks._task import (  # noqa: F401 (the batching helpers are also u
 from bertlib.tasks._task import batch_inputs as _batch_inputs
 from bertlib.tasks._task import predict as _predict  # noqa: F401
 from bertlib.tasks._task import row_lengths as _lengths
-from bertlib.training import make_optimizer, seeded
+from bertlib.training import PretrainSettings, make_optimizer, seeded
 
 WARMUP_FRACTION = 0.1  # the released fine-tuning code warms up over the first 10% of steps
 # Appendix A.3: "Batch size: 16, 32; Learning rate (Adam): 5e-5, 3e-5, 2e-5; Number of epochs: 2, 3, 4".
@@ -157,6 +157,11 @@ class FinetuneSettings:
                                                "span by more than this")
     na_prob_thresh: float = setting(1.0, "SQuAD v2.0 scoring, as evaluate-v2.0.py with null_odds.json as "
                                     "--na-prob-file")
+    # Where to train: `bertlib pretrain`'s --strategy and --tpu, read from its declaration. The default differs:
+    # None places nothing (the device Keras picks, or the caller's `with distributed():`).
+    strategy: object = settings.same_setting(PretrainSettings, "strategy", None,
+                                             note="default: none, the one device Keras picks")
+    tpu: str | None = settings.same_setting(PretrainSettings, "tpu")
     jit_compile: object = setting("auto", "Keras' compile option: XLA ('auto') for long runs, False saves the "
                                   "compile time of very short ones", cli=False)
     verbose: int = setting(1, "print the mean training loss (and accuracy) after each epoch", cli=False)
@@ -175,6 +180,11 @@ class FinetuneSettings:
         settings.check_choice(owner, "pooling", self.pooling, POOLINGS)
         for name in ("null_score_diff_threshold", "na_prob_thresh"):
             settings.check_number(owner, name, getattr(self, name))
+        if self.strategy is not None:
+            settings.check_strategy(owner, self.strategy, distribute.STRATEGY_KINDS)
+        elif self.tpu is not None:
+            raise ValueError(f"{owner}.tpu ({self.tpu!r}) is used only with a strategy ('tpu' or 'auto': "
+                             "--strategy tpu --tpu NAME); with none, nothing is placed.")
         self.runs()  # a grid that does not parse is refused now
 
     def runs(self):
@@ -258,7 +268,7 @@ def train_epochs(model, data, run, trim=True):
     return means, time.process_time() - start
 
 
-def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_model=False, **settings_by_name):
+def finetune(task, data_dir=None, init=None, *, log=None, return_model=False, **settings_by_name):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
     Args:
@@ -269,17 +279,19 @@ def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_
             (`bertlib.datasets.find`), downloading it once into the cache if it is nowhere on this machine.
         init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
         log: optional callable taking each finished run's result dict (the CLI prints them).
-        strategy: where to train, as `bertlib pretrain` takes it: a kind of `bertlib.distribute.STRATEGY_KINDS`
-            ("auto", "tpu", "gpus", "mirrored-cpu", "cpu", ...), a `Placement` from
-            `bertlib.distribute.distributed`, or a `tf.distribute.Strategy`. INIT is loaded, trained and scored
-            inside that placement (TensorFlow: the strategy's scope; JAX: `keras.distribution.DataParallel`).
-            None (the default) leaves the placement to the caller, e.g. an enclosing `with distributed():`.
         return_model: also return the best fine-tuned model: `(result, model)`.
         **settings_by_name: the other `FinetuneSettings` fields (epochs, batch_size, learning_rate,
-            max_seq_length, seed, output_dir, overwrite, grid, pooling, ...); with a `FinetuneSettings`, they
-            replace its values. `output_dir` must be empty or new (unless `overwrite`) and writable; both are
-            checked before any work. If writing still fails at the end, the outputs go to a new temporary
-            folder, named in a warning and in the result's "output_dir".
+            max_seq_length, seed, output_dir, overwrite, grid, pooling, strategy, tpu, ...); with a
+            `FinetuneSettings`, they replace its values. `strategy` is where to train, as `bertlib pretrain`
+            takes it (`--strategy`): a kind of `bertlib.distribute.STRATEGY_KINDS` ("auto", "tpu", "gpus",
+            "mirrored-cpu", "cpu", ...; `tpu` names the TPU), a `Placement` from
+            `bertlib.distribute.distributed`, or a `tf.distribute.Strategy`. INIT is loaded, trained and scored
+            inside that placement (TensorFlow: the strategy's scope; JAX: `keras.distribution.DataParallel`).
+            None (the default) leaves the placement to the caller, e.g. an enclosing `with distributed():`. An
+            unknown strategy is refused before any work, as every other bad setting is. `output_dir` must be
+            empty or new (unless `overwrite`) and writable; both are checked before any work. If writing still
+            fails at the end, the outputs go to a new temporary folder, named in a warning and in the result's
+            "output_dir".
 
     Example:
     >>> finetune("sst2", None, "tiny", epochs=1, max_train_examples=64)["accuracy"]
@@ -292,7 +304,8 @@ def finetune(task, data_dir=None, init=None, *, log=None, strategy=None, return_
     task = tasks.get(run.task)
     output_dir = check_output_dir(run.output_dir, run.overwrite) if run.output_dir is not None else None
     distribute.configure_cpu()
-    scope = distribute.placement_of(strategy) if strategy is not None else contextlib.nullcontext()
+    scope = (distribute.placement_of(run.strategy, tpu=run.tpu) if run.strategy is not None
+             else contextlib.nullcontext())
     with scope:
         backbone, tokenizer = load_init(run.init, seed=run.seed)
     if run.max_seq_length > backbone.config.max_sequence_length:

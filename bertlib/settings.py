@@ -46,6 +46,18 @@ def setting(default=dataclasses.MISSING, help="", *, type=None, flag=None, resum
     return dataclasses.field(default=default, metadata=metadata)
 
 
+def same_setting(settings_class, name, default=dataclasses.MISSING, note=None):
+    """The setting `name` of `settings_class` (help, type, flag, choices, ...) for another settings class that
+    takes the same option: one declaration, read by both. `default` replaces its default when given, and
+    `note` (str) is added to its help (what that other default means)."""
+    field = next(field for field in dataclasses.fields(settings_class) if field.name == name)
+    metadata = dict(field.metadata)
+    if note:
+        metadata["help"] = f"{metadata['help']}; {note}" if metadata["help"] else note
+    return dataclasses.field(default=field.default if default is dataclasses.MISSING else default,
+                             metadata=metadata)
+
+
 def add_arguments(parser, settings_class):
     """One option per field of `settings_class` (but those declared `cli=False`)."""
     for field in dataclasses.fields(settings_class):
@@ -135,6 +147,17 @@ def check_int(owner, name, value, low=-math.inf, high=math.inf, rule=None):
     if isinstance(value, float):
         raise ValueError(f"{owner}.{name} must be an integer, got {value!r}.")
     check_number(owner, name, value, low, high, rule, kind="integer")
+
+
+def check_strategy(owner, value, kinds):
+    """`value` is where a run trains: one of `kinds` (`bertlib.distribute.STRATEGY_KINDS`), a ready
+    `tf.distribute.Strategy` or a `bertlib.distribute.Placement` (what `distribute.placement_of` takes)."""
+    if isinstance(value, str):
+        if value not in kinds:
+            raise ValueError(f"Unknown strategy {value!r}; expected one of {list(kinds)}.")
+    elif not hasattr(value, "num_replicas_in_sync"):
+        raise ValueError(f"{owner}.strategy must be one of {list(kinds)}, a tf.distribute.Strategy or a "
+                         f"bertlib.distribute.Placement, got {value!r}.")
 
 
 def check_choice(owner, name, value, choices):

@@ -278,3 +278,75 @@ def test_a_new_task_is_one_class_and_finetune_runs_it_end_to_end(tmp_path, monke
     strings = {node.value for node in ast.walk(tree)
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings}
     assert not strings & {*tasks.TASKS, "squad", "glue"}
+
+
+# Where it trains: `bertlib pretrain`'s --strategy and --tpu -------------------------------------------------
+
+def _options(add_arguments):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser, {action.dest: action for action in parser._actions}
+
+
+def test_strategy_option_is_pretrains_and_an_unknown_one_is_refused_before_any_work(capsys, tmp_path,
+                                                                                     monkeypatch):
+    import time
+
+    from bertlib import cli, distribute, settings, training
+
+    parser, ours = _options(finetune.add_arguments)
+    _, pretrains = _options(training.add_arguments)
+    for name in ("strategy", "tpu"):  # one declaration: the same flag, choices and help (plus finetune's default)
+        assert ours[name].option_strings == pretrains[name].option_strings
+        assert ours[name].choices == pretrains[name].choices
+        assert ours[name].help.startswith(pretrains[name].help)
+    assert tuple(ours["strategy"].choices) == distribute.STRATEGY_KINDS
+    required = ["--task", "sst2", "--init", "tiny"]
+    parse = lambda *options: settings.from_arguments(finetune.FinetuneSettings,  # noqa: E731
+                                                     parser.parse_args([*required, *options]))
+    assert (parse().strategy, parse().tpu) == (None, None)  # no option: no placement, as before
+    assert parse("--strategy", "cpu").strategy == "cpu"
+    assert (parse("--strategy=tpu", "--tpu=local").strategy, parse("--strategy=tpu", "--tpu=local").tpu) == \
+        ("tpu", "local")
+
+    # Refused before any data is read or model built: on the command line by argparse, in Python by the settings.
+    monkeypatch.setattr(finetune, "load_init", lambda *args, **kwargs: pytest.fail("INIT loaded"))
+    started = time.perf_counter()
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["finetune", *required, "--data-dir", str(tmp_path / "no-data"), "--strategy", "warp"])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "--strategy: invalid choice: 'warp'" in error and "'mirrored-cpu'" in error, error
+    args = parser.parse_args([*required, "--data-dir", str(tmp_path / "no-data")])
+    args.strategy = "warp"  # past argparse (as a caller building the namespace): run() still names it
+    assert finetune.run(args) == 2
+    assert "Unknown strategy 'warp'; expected one of ['auto', 'tpu'," in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"Unknown strategy 'warp'; expected one of \['auto', .*'cpu'\]"):
+        finetune.finetune("sst2", tmp_path / "no-data", "tiny", strategy="warp", output_dir=tmp_path / "out")
+    assert time.perf_counter() - started < 10  # nothing was read, built or compiled
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=r"tpu \('local'\) is used only with a strategy"):
+        finetune.FinetuneSettings(task="sst2", init="tiny", tpu="local")
+    with pytest.raises(ValueError, match=r"strategy must be one of .* got <object"):
+        finetune.FinetuneSettings(task="sst2", init="tiny", strategy=object())
+
+
+def test_cli_strategy_cpu_trains_inside_that_placement(capsys, tmp_path, monkeypatch):
+    from bertlib import cli, distribute
+
+    monkeypatch.setitem(tasks._TASKS, "parity", ParityTask())
+    placed, place = [], distribute.placement_of
+    monkeypatch.setattr(distribute, "placement_of",
+                        lambda strategy, tpu=None: placed.append((strategy, tpu)) or place(strategy, tpu=tpu))
+    exit_code = cli.main(["finetune", "--task", "parity", "--init", "tiny", "--epochs", "1", "--batch-size", "16",
+                          "--learning-rate", "1e-4", "--max-seq-length", "16", "--output-dir", str(tmp_path),
+                          "--strategy", "cpu"])
+    out = capsys.readouterr().out
+    assert exit_code == 0, out
+    assert placed == [("cpu", None)]  # finetune placed its run with distributed("cpu")
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["task"] == "parity" and 0 <= result["accuracy"] <= 1
+    recorded = json.loads((tmp_path / "metrics.json").read_text())
+    assert (recorded["settings"]["strategy"], recorded["settings"]["tpu"]) == ("cpu", None)
