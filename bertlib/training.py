@@ -380,13 +380,7 @@ class PretrainSettings:
         settings.check_choice(owner, "preset", self.preset, BertConfig.preset_names())
         if self.precision is not None:
             settings.check_choice(owner, "precision", self.precision, PRECISIONS)
-        if isinstance(self.strategy, str):
-            if self.strategy not in distribute.STRATEGY_KINDS:
-                raise ValueError(f"Unknown strategy {self.strategy!r}; expected one of "
-                                 f"{list(distribute.STRATEGY_KINDS)}.")
-        elif not hasattr(self.strategy, "num_replicas_in_sync"):
-            raise ValueError(f"{owner}.strategy must be one of {list(distribute.STRATEGY_KINDS)}, a "
-                             f"tf.distribute.Strategy or a bertlib.distribute.Placement, got {self.strategy!r}.")
+        settings.check_strategy(owner, self.strategy, distribute.STRATEGY_KINDS)
         plan = self.phase_plan
         too_long = [length for length, _, _ in plan if length > MAX_SEQ_LENGTH]
         if too_long:
