@@ -393,8 +393,11 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
     def watch():  # the kernel's uid on this machine, seen from outside (inside, it is uid 1000 of its namespace)
         while running[0]:
             for process in psutil.process_iter(["cmdline", "uids"]):
-                command = " ".join(process.info["cmdline"] or [])
-                if "ipykernel_launcher" in command and "bertlib-grade-" in command and process.info["uids"]:
+                argv = process.info["cmdline"] or []
+                # The kernel itself, `python -m ipykernel_launcher`: the root `unshare` and `sh` that stage its
+                # mounts carry the same words in their argv until `setpriv` drops the uid and starts bwrap.
+                if (argv[1:3] == ["-m", "ipykernel_launcher"] and "bertlib-grade-" in " ".join(argv)
+                        and process.info["uids"]):
                     kernel_uids.add(process.info["uids"].real)
             time.sleep(0.1)
 
