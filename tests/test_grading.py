@@ -5,6 +5,8 @@ Each notebook runs in its own kernel (a few seconds each), so the slow tests gra
 
 import csv
 import json
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import psutil
 import pytest
 
 from bertlib.course import exercises, grading
+from bertlib.course.grading import sandbox
 from tests.test_exercises import SQUARES_SOLUTION, TOY_NAME, TOY_POINTS, main, write_toy_course
 
 FULL_MARKS = sum(TOY_POINTS.values())
@@ -325,11 +328,14 @@ def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path
     """Old grader: the double-forked `setsid` child survived the run, and the killed kernel left its connection file
     (which holds the kernel's key) in the Jupyter runtime folder."""
     marker = f"bertlib-orphan-{time.time_ns()}"
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setenv("TMPDIR", str(scratch))
-    folders = {Path(folder) for folder in (scratch, "/tmp")}
-    before = {path for folder in folders for path in folder.glob("bertlib-grade-*")}
+    # This run's own temporary folder, which every user can pass through (as root the sandbox's uid must reach
+    # it), so only this run's sandbox folders land there: in /tmp, a neighbouring test worker's grading runs
+    # would come and go beside them.
+    scratch = Path(tempfile.mkdtemp(prefix="bertlib-test-scratch-", dir="/tmp"))
+    scratch.chmod(0o755)
+    monkeypatch.setenv("TMPDIR", str(scratch))  # the runner processes
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # this process (tempfile caches its choice)
+    assert Path(sandbox._reachable_temp()) == scratch.resolve()
     nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
     nb.cells.insert(2, nbformat.v4.new_code_cell(ORPHAN.format(started="orphan-started", marker=marker)))
     replace_cell_source(nb, "3.3", "solution", "longest = int(lengths.max())",
@@ -343,12 +349,13 @@ def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path
         rows = grading.grade([path], tmp_path / "orphan.csv", solutions_dir=course / "solutions", timeout=20)
         time.sleep(1)
         assert not survivors(), "a double-forked setsid child outlived the run"
-        left = {path for folder in folders for path in folder.glob("bertlib-grade-*")} - before
+        left = set(scratch.glob("bertlib-grade-*"))
         assert not left, f"sandbox folders (with the kernel's connection file) left behind: {left}"
         assert [row["status"] for row in rows] == ["passed", "passed", "timeout"], [row.row() for row in rows]
     finally:
         for process in survivors():
             process.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_bad_paths_stop_before_any_work_with_a_clear_error(course, tmp_path, capsys):
