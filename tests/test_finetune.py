@@ -292,8 +292,6 @@ def _options(add_arguments):
 
 def test_strategy_option_is_pretrains_and_an_unknown_one_is_refused_before_any_work(capsys, tmp_path,
                                                                                      monkeypatch):
-    import time
-
     from bertlib import cli, distribute, settings, training
 
     parser, ours = _options(finetune.add_arguments)
@@ -313,7 +311,6 @@ def test_strategy_option_is_pretrains_and_an_unknown_one_is_refused_before_any_w
 
     # Refused before any data is read or model built: on the command line by argparse, in Python by the settings.
     monkeypatch.setattr(finetune, "load_init", lambda *args, **kwargs: pytest.fail("INIT loaded"))
-    started = time.perf_counter()
     with pytest.raises(SystemExit) as exited:
         cli.main(["finetune", *required, "--data-dir", str(tmp_path / "no-data"), "--strategy", "warp"])
     assert exited.value.code == 2
@@ -325,7 +322,6 @@ def test_strategy_option_is_pretrains_and_an_unknown_one_is_refused_before_any_w
     assert "Unknown strategy 'warp'; expected one of ['auto', 'tpu'," in capsys.readouterr().err
     with pytest.raises(ValueError, match=r"Unknown strategy 'warp'; expected one of \['auto', .*'cpu'\]"):
         finetune.finetune("sst2", tmp_path / "no-data", "tiny", strategy="warp", output_dir=tmp_path / "out")
-    assert time.perf_counter() - started < 10  # nothing was read, built or compiled
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match=r"tpu \('local'\) is used only with a strategy"):
         finetune.FinetuneSettings(task="sst2", init="tiny", tpu="local")
