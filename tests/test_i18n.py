@@ -254,8 +254,10 @@ def test_every_message_has_both_languages_with_the_same_fields():
 def test_translate_fills_templates_and_leaves_unknown_text_alone():
     assert messages.translate("epoch", lang="zh") == "轮次"
     assert messages.translate("epoch", lang="en") == "epoch"
-    assert messages.translate("block 3, head 7: attends to the next token", lang="zh") == \
-        "第 3 层第 7 个注意力头：关注next token"
+    # A listed field is translated too (issue 25: the title read "关注previous token"); an unlisted one stays.
+    assert messages.translate("block 0, head 2: attends to the previous token", lang="zh") == \
+        "第 0 层第 2 个注意力头：关注前一个词元"
+    assert messages.translate("block 1, head 1: attends to the [CLS]", lang="zh") == "第 1 层第 1 个注意力头：关注[CLS]"
     assert messages.translate("not a course string", lang="zh") == "not a course string"
 
 

@@ -37,6 +37,7 @@ STRINGS = {
     "masked-LM cross-entropy (nats, log scale)": "掩码语言模型交叉熵（nats，对数刻度）",
     # 02
     "block {layer}, head {head}: attends to the {pattern}": "第 {layer} 层第 {head} 个注意力头：关注{pattern}",
+    "previous token": "前一个词元",  # a pattern that title names ("[CLS]" stays as it is)
     "key (attended to)": "键（被关注）",
     "query": "查询",
     "share of all parameters (%)": "占全部参数的比例（%）",
