@@ -49,3 +49,15 @@ def test_named_sources():
 
 def test_docstring_examples():
     assert doctest.testmod(audit).failed == 0
+
+
+def test_the_chinese_editions_source_names_count_as_the_english_ones():
+    """Issue 25: a learner of the Chinese edition writes 表 6, 第 5.1 节, 第 3 章; they name the same sources."""
+    assert audit.named_sources("第 5.1 节（表 5）与图5，附录 C.1，第 03 章") == {"§5.1", "Table 5", "Figure 5", "C.1", "03"}
+    assert audit.reason_problems(3, "第 5.1 节（表 5）：去掉 NSP 后，QNLI 从 88.4 降到 84.9。") == []
+    assert audit.reason_problems(4, "表 6：模型越大，MRPC、MNLI 和语言模型困惑度越好。") == []
+    assert audit.reason_problems(1, "第 3 章：我们的玩具 MLM 编码器在右侧语境探针上胜过 LTR。") == []
+    # The same rules hold: the wrong chapter, or a made-up figure, is still refused.
+    assert audit.reason_problems(3, "第 2 章说明 NSP 让 QNLI 提高了 3.5 分。")
+    assert audit.reason_problems(4, "表 6：最大的模型在 MRPC 上多得 12.5 分。") == [
+        "it quotes 12.5, not a figure of that evidence"]

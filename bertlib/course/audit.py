@@ -5,7 +5,8 @@ reason points at it.
 A reason for contribution N reads as evidence when it
 
 1. names one of N's sources: a section or table of the paper (§5.1, Table 5, C.1, ...; "section 5.1" counts as
-   §5.1) or a chapter of this course that measured it ("chapter 03", "ch. 3");
+   §5.1, and so do the Chinese edition's 第 5.1 节, 表 5 and 图 5) or a chapter of this course that measured it
+   ("chapter 03", "ch. 3", 第 3 章);
 2. says what was measured: it quotes one of N's figures, or names one of N's measured things (a task such as
    QNLI, a model such as LTR, perplexity, steps, ...);
 3. quotes no number that is not one of N's figures: numbers are read with `bertlib.course.prose.quantities`, the
@@ -80,23 +81,30 @@ EVIDENCE = {
                 ("steps", "converge", "MNLI", "LTR", "left-to-right", "curve")),
 }
 
-SOURCE = re.compile(r"(?:§\s*|\bsection\s+)(\d(?:\.\d)?)|\b(Table|Figure)\s+(\d)|(?<![\w.])([A-C]\.\d)\b|"
-                    r"\b(?:chapter|ch\.?)\s*0?(\d)\b", re.IGNORECASE)
+SOURCE = re.compile(
+    r"(?:§\s*|\bsection\s+)(?P<section>\d(?:\.\d)?)|第\s*(?P<zh_section>\d(?:\.\d)?)\s*节"
+    r"|\b(?P<kind>Table|Figure)\s+(?P<number>\d)|(?P<zh_kind>[表图])\s*(?P<zh_number>\d)"
+    r"|(?<![\w.])(?P<appendix>[A-C]\.\d)\b"
+    r"|\b(?:chapter|ch\.?)\s*0?(?P<chapter>\d)\b|第\s*0?(?P<zh_chapter>\d)\s*章", re.IGNORECASE)
+ZH_KINDS = {"表": "Table", "图": "Figure"}  # the Chinese edition's names: 表 6, 图 5, 第 5.1 节, 第 3 章
 
 
 def named_sources(text):
-    """The sources a sentence names, written as in `EVIDENCE`: {"§5.1", "Table 5", "C.1", "04"}."""
+    """The sources a sentence names, written as in `EVIDENCE`: {"§5.1", "Table 5", "C.1", "04"}; the Chinese
+    names (表 5, 图 5, 第 5.1 节, 第 3 章) count as the English ones."""
     found = set()
     for match in SOURCE.finditer(text):
-        section, kind, number, appendix, chapter = match.groups()
-        if section:
-            found.add(f"§{section}")
-        elif kind:
-            found.add(f"{kind.capitalize()} {number}")
-        elif appendix:
-            found.add(appendix.upper())
+        part = {name: value for name, value in match.groupdict().items() if value}
+        if "section" in part or "zh_section" in part:
+            found.add(f"§{part.get('section') or part['zh_section']}")
+        elif "kind" in part:
+            found.add(f"{part['kind'].capitalize()} {part['number']}")
+        elif "zh_kind" in part:
+            found.add(f"{ZH_KINDS[part['zh_kind']]} {part['zh_number']}")
+        elif "appendix" in part:
+            found.add(part["appendix"].upper())
         else:
-            found.add(f"0{chapter}")
+            found.add(f"0{part.get('chapter') or part['zh_chapter']}")
     return found
 
 
