@@ -362,3 +362,19 @@ def test_masker_divergences_name_the_selection_or_the_branch():
     budget = int(masker.budget(token_ids)[row])  # the released rule: 15% of the row's tokens, [CLS]/[SEP] in
     assert f"the budget is {budget} = " in divergence.hint and "[CLS] and [SEP] count" in divergence.hint
     assert f"x {int((token_ids[row] != 0).sum())} tokens" in divergence.hint
+
+
+def test_whole_word_masker_divergences_speak_of_words():
+    from bertlib.masking import MaskedLMMasker
+
+    special_ids, continuation_ids = [0, 1, 2, 3, 4], list(range(200, 300))
+    whole_word = MaskedLMMasker(300, 4, special_ids, max_predictions=8, whole_word=True,
+                                continuation_token_ids=continuation_ids)
+    token_masker = MaskedLMMasker(300, 4, special_ids, max_predictions=8)
+    token_ids = np.random.default_rng(0).integers(5, 300, size=(6, 40))
+    token_ids[:, 0], token_ids[:, 20] = 2, 3
+
+    assert first_divergence(whole_word.mask_numpy, whole_word, (token_ids, 7)) is None
+    divergence = first_divergence(token_masker.mask_numpy, whole_word, (token_ids, 7))  # pieces picked alone
+    assert divergence.step == "selected" and "word" in divergence.hint
+    assert "the budget is" not in divergence.hint or "tokens, not words" in divergence.hint

@@ -560,6 +560,8 @@ def _masker_divergence(learner, masker, inputs, learner_name="your masker"):
         got_count, expected_count = int(got_selected[row].sum()), int(expected_selected[row].sum())
         if (got_selected & ~eligible).any():
             hint = "you selected special tokens or padding: only tokens outside special_token_ids are eligible."
+        elif getattr(masker, "whole_word", False):
+            hint = _whole_word_hint(masker, token_ids, row, got_count, expected_count)
         elif got_count != expected_count:
             tokens = int((token_ids[row] != getattr(masker, "padding_token_id", 0)).sum())
             hint = (f"row {row}: you selected {got_count} tokens, the budget is {expected_count} = "
@@ -591,6 +593,20 @@ def _masker_divergence(learner, masker, inputs, learner_name="your masker"):
         return Divergence(name, MASKER_STEPS.index(name) + 1, total, matched, got_values.shape,
                           expected_values.shape, float(gap.max()), where, hints[name])
     return None
+
+
+def _whole_word_hint(masker, token_ids, row, got_count, expected_count):
+    """The selection hint for a whole-word masker: its budget is an upper bound, filled word by word."""
+    tokens = int((token_ids[row] != getattr(masker, "padding_token_id", 0)).sum())
+    budget = int(masker.budget(token_ids)[row])
+    if got_count != expected_count:
+        return (f"row {row}: you selected {got_count} tokens, the reference {expected_count}; the budget is {budget} "
+                f"= min(max_predictions, max(1, rint({masker.selection_rate} x {tokens} tokens))) tokens, not words. "
+                "Walk the words by increasing key and take a word only when all its pieces still fit; skip one that "
+                "does not and go on (a shorter word may still fit).")
+    return ("the right number of tokens, at other positions: draw keys = rng.random(token_ids.shape) first; a word's "
+            "key is the key of its first piece, and a '##' piece belongs to the word of the eligible token right "
+            "before it (after a special token it starts a word).")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -206,11 +206,22 @@ STRINGS = {
     "15% of 512 are selected; 80/10/10 of those": "512 的 15% 被选中；其中再按 80/10/10 分",
     "every selected token is in the loss": "每个被选中的词元都计入损失",
     "15% are selected, and 10% of those become random": "15% 被选中，其中 10% 换成随机词元",
-    "draw keys, then branches, then random tokens, each for the whole (batch, seq) shape":
-        "先抽 key，再抽分支，最后抽随机词元，每次都按整个 (batch, seq) 形状抽",
+    "draw keys, then branches, then random tokens, each for the whole (batch, seq) shape; a word takes its key from "
+    "its first piece and is taken whole or skipped; 80/10/10 stays per token":
+        "先抽 key，再抽分支，最后抽随机词元，每次都按整个 (batch, seq) 形状抽；一个词的 key 取它第一个片段的 key，"
+        "这个词要么整个选中，要么整个跳过；80/10/10 仍按词元逐个决定",
     "selected slots / tokens that are not padding ([CLS] and [SEP] count)": "被选中的槽数 / 非填充词元数（[CLS] 和 [SEP] 也算在内）",
     "measure it: the masker's rates vary": "去实测：掩码器的比例是有波动的",
     "changed tokens other than [MASK]": "被改动、但不是改成 [MASK] 的词元",
+    "a whole-word masker selects every piece of each word it touches: group the pieces as in 3.2 (a '##' piece right "
+    "after a special token starts a word)":
+        "整词掩码器只要碰到一个词，就选中它的每一个片段：按 3.2 的规则把片段归到词里（紧跟在特殊词元后的 '##' 片段"
+        "自成一个词的开头）",
+    "per WORD: among the words with a selected piece, the share with all pieces selected (a one-piece word is whole); "
+    "words are grouped as in 3.2":
+        "按词计：在至少有一个片段被选中的词里，所有片段都被选中的词所占的比例（只有一个片段的词算完整）；词按 3.2 的规则划分",
+    "among the words with a selected piece, the share with all pieces selected":
+        "在至少有一个片段被选中的词里，所有片段都被选中的词所占的比例",
     "slot i sits at position i, for i = 1 ... seq - 1": "第 i 个槽就在位置 i 上，i = 1 ... seq - 1",
     "the token at i - 1": "位置 i - 1 上的词元",
     "the token at position - 1": "位置 position - 1 上的词元",
@@ -222,13 +233,30 @@ STRINGS = {
     "reread §3.1, appendices A.1 and C.2, and the guide's chapter 3 note on C.2":
         "重读 §3.1、附录 A.1 和 C.2，以及导读第 3 章里关于 C.2 的对账",
     # 04
-    "the first [SEP] belongs to segment A (0), the last one to segment B (1)": "第一个 [SEP] 属于分段 A（0），最后一个属于分段 B（1）",
+    "one dict of two arrays, not the chapter's two lists": "返回一个装着两个数组的 dict，不是本章那样的两个列表",
+    "one value per position of token_ids: (batch, seq)": "token_ids 的每个位置一个值：(batch, seq)",
+    "the first [SEP] closes segment A, so it is 0": "第一个 [SEP] 是分段 A 的结尾，所以是 0",
+    "the last [SEP] closes segment B, so it is 1": "最后一个 [SEP] 是分段 B 的结尾，所以是 1",
+    "padding has segment 0, as instances_to_arrays writes it": "填充处的分段为 0，与 instances_to_arrays 写出的一致",
+    "1 on every real token, [CLS] and [SEP] included": "每个真实词元都是 1，[CLS] 和 [SEP] 也算",
+    "segment 1 runs from the token after the first [SEP] to the last [SEP], both included; padding is 0 in both arrays":
+        "分段 1 从第一个 [SEP] 之后的词元一直到最后一个 [SEP]，两端都包含；填充处在两个数组里都是 0",
     "one rng.random() draw per removed token": "每删一个词元抽一次 rng.random()",
     "one pair per two consecutive sentences of a document": "一个文档中每两句相邻的句子构成一个句对",
     "0 = IsNext": "0 = IsNext",
     "1 = NotNext, as bertlib's is_random_next": "1 = NotNext，与 bertlib 的 is_random_next 一致",
     "draw the random document among the OTHER documents": "随机文档只能从其他文档里抽，不能是当前这篇",
-    "is_random_next True is class 1 (NotNext)": "is_random_next 为 True 对应类别 1（NotNext）",
+    "the chapter's single accuracy is only the 'overall' entry": "本章那一个准确率只是其中的 'overall' 一项",
+    "shares, not counts or percentages": "要的是比例，不是个数，也不是百分数",
+    "class 1 (NotNext) when the second logit is the larger one, even when both are negative":
+        "第二个 logit 较大时就是类别 1（NotNext），两个都是负数时也一样",
+    "the share of right answers over all pairs": "在所有句对上答对的比例",
+    "IsNext pairs all right, NotNext pairs all wrong: the mean of 1 and 0": "IsNext 句对全对，NotNext 句对全错：1 和 0 的平均",
+    "is_random_next True is class 1 (NotNext); count only those pairs": "is_random_next 为 True 对应类别 1（NotNext）；只数这些句对",
+    "swapping the logits flips every prediction, so each class's accuracy becomes 1 minus itself":
+        "交换两个 logit 会把每个预测都翻过来，所以每个类别的准确率都变成 1 减去它自己",
+    "each class's accuracy counts only the pairs of that class; balanced is their plain mean":
+        "每个类别的准确率只数该类别的句对；balanced 是两者的简单平均",
     "§5.1's table (Table 5): the BERT_BASE row, then the No NSP row; the scores, not only their differences":
         "§5.1 的表（表 5）：先看 BERT_BASE 一行，再看 No NSP 一行；要的是分数本身，不只是差值",
     "the task whose score drops the most without NSP": "去掉 NSP 后分数掉得最多的任务",

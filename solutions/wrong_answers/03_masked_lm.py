@@ -9,23 +9,69 @@ WRONG_ANSWERS = {
         "only [MASK] positions in the loss": [('"loss": selected,', '"loss": selected * mask_rate,')],
     },
     "3.2": {
+        "the chapter's token masker copied as is": '''def mask_tokens(token_ids, rng):
+    eligible = ~np.isin(token_ids, SPECIAL_IDS)
+    keys = np.where(eligible, rng.random(token_ids.shape), 2.0)
+    rank = np.argsort(np.argsort(keys, axis=1, kind="stable"), axis=1)
+    num_tokens = (token_ids != 0).sum(axis=1)  # [CLS] and [SEP] count, padding does not
+    budget = np.minimum(MAX_PREDICTIONS, np.maximum(1, np.rint(num_tokens * 0.15)))
+    budget = np.where(eligible.any(axis=1), budget, 0)
+    selected = eligible & (rank < budget[:, None])
+    branch = rng.random(token_ids.shape)
+    random_tokens = REPLACEMENT_IDS[rng.integers(len(REPLACEMENT_IDS), size=token_ids.shape)]
+    replaced = np.where(branch < 0.8, MASK_ID, np.where(branch < 0.9, random_tokens, token_ids))
+    masked = np.where(selected, replaced, token_ids)
+    order = np.argsort(~selected, axis=1, kind="stable")
+    order = np.pad(order, ((0, 0), (0, max(0, MAX_PREDICTIONS - order.shape[1]))))[:, :MAX_PREDICTIONS]
+    weights = np.arange(MAX_PREDICTIONS) < selected.sum(axis=1, keepdims=True)
+    positions = np.where(weights, order, 0)
+    mask_ids = np.where(weights, np.take_along_axis(token_ids, positions, axis=1), 0)
+    return {"token_ids": masked.astype(np.int32), "mask_positions": positions.astype(np.int32),
+            "mask_ids": mask_ids.astype(np.int32), "mask_weights": weights.astype(np.float32)}
+''',
+        "a word's key read at its last piece": [("key=lambda word: keys[row, word[0]]", "key=lambda word: keys[row, word[-1]]")],
+        "the walk stops at the first word that does not fit": [(
+            "            if taken + len(word) <= budget[row]:  # a word that does not fit is skipped\n"
+            "                selected[row, word] = True\n"
+            "                taken += len(word)",
+            "            if taken + len(word) > budget[row]:\n"
+            "                break\n"
+            "            selected[row, word] = True\n"
+            "            taken += len(word)")],
+        "the budget counted in words, not tokens": [("if taken + len(word) <= budget[row]:", "if taken + 1 <= budget[row]:"),
+                                                   ("taken += len(word)", "taken += 1")],
+        "a '##' piece after [SEP] joined to the word before it": [
+            ("if continuation[row, position] and words and words[-1][-1] == position - 1:",
+             "if continuation[row, position] and words:")],
+        "the 80/10/10 branch drawn once per word": [(
+            "                selected[row, word] = True\n",
+            "                selected[row, word] = True\n                branch[row, word] = branch[row, word[0]]\n")],
         "random tokens drawn from the whole vocabulary": [(
             "REPLACEMENT_IDS[rng.integers(len(REPLACEMENT_IDS), size=token_ids.shape)]",
             "rng.integers(VOCABULARY_SIZE, size=token_ids.shape)")],
-        "[CLS] and [SEP] may be selected": [("eligible = ~np.isin(token_ids, SPECIAL_IDS)", "eligible = token_ids != 0")],
-        "10% [MASK] and 80% random": [("np.where(branch < 0.8, MASK_ID", "np.where(branch < 0.1, MASK_ID")],
-        "budget truncated instead of rounded": [("np.rint(num_tokens * 0.15)", "np.floor(num_tokens * 0.15)")],
-        "no minimum of one prediction": [("np.maximum(1, np.rint(num_tokens * 0.15))", "np.rint(num_tokens * 0.15)")],
         "budget over the eligible tokens only": [("np.rint(num_tokens * 0.15)", "np.rint(eligible.sum(axis=1) * 0.15)")],
-        "padding counted in the budget": [("num_tokens = (token_ids != 0).sum(axis=1)",
-                                           "num_tokens = np.full(len(token_ids), token_ids.shape[1])")],
-        "ids unmasked: the original tokens returned": [("masked = np.where(selected, replaced, token_ids)",
-                                                        "masked = token_ids")],
     },
     "3.3": {
-        "constants, nothing measured": '''def measure_shares(original_ids, masked):
-    return {"selected": 0.15, "mask": 0.8, "random": 0.1, "unchanged": 0.1}
+        "the chapter's shares copied as is, no word measured": '''def measure_shares(original_ids, masked):
+    slots = masked["mask_weights"] > 0
+    shown = np.take_along_axis(masked["token_ids"], masked["mask_positions"], axis=1)[slots]
+    original = masked["mask_ids"][slots]
+    tokens = original_ids != 0  # the budget's base: [CLS] and [SEP] count, padding does not
+    return {"selected": slots.sum() / tokens.sum(), "mask": np.mean(shown == MASK_ID),
+            "random": np.mean((shown != MASK_ID) & (shown != original)), "unchanged": np.mean(shown == original)}
 ''',
+        "constants, nothing measured": '''def measure_shares(original_ids, masked):
+    return {"selected": 0.15, "mask": 0.8, "random": 0.1, "unchanged": 0.1, "whole_words": 1.0}
+''',
+        "every token its own word ('##' ignored)": [(
+            "starts = eligible & ~(np.isin(original_ids, CONTINUATION_IDS) & after_eligible)", "starts = eligible")],
+        "a '##' piece after [SEP] joined to the word before it": [(
+            "after_eligible = np.pad(eligible[:, :-1], ((0, 0), (1, 0)))",
+            "after_eligible = np.pad(np.ones_like(eligible)[:, :-1], ((0, 0), (1, 0)))")],
+        "whole words over all words, touched or not": [("np.mean(picked[touched] == pieces[touched])",
+                                                        "np.mean(picked == pieces)")],
+        "whole words counted per selected token": [("np.mean(picked[touched] == pieces[touched])",
+                                                    "np.mean((picked == pieces)[word[selected]])")],
         "random share counts unchanged tokens too": [('"random": np.mean((shown != MASK_ID) & (shown != original))',
                                                        '"random": np.mean(shown != MASK_ID)')],
         "selected over all positions, padding included": [("slots.sum() / tokens.sum()", "slots.sum() / original_ids.size")],

@@ -2,13 +2,24 @@
 
 WRONG_ANSWERS = {
     "4.1": {
-        "first [SEP] in segment B": [("[0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)",
-                                      "[0] * (len(tokens_a) + 1) + [1] * (len(tokens_b) + 2)")],
-        "every segment id 0": [("[1] * (len(tokens_b) + 1)", "[0] * (len(tokens_b) + 1)")],
-        "A and B swapped": [("[CLS] + list(tokens_a) + [SEP] + list(tokens_b) + [SEP]",
-                             "[CLS] + list(tokens_b) + [SEP] + list(tokens_a) + [SEP]")],
-        "no [CLS]": [("token_ids = [CLS] + list(tokens_a)", "token_ids = list(tokens_a)"),
-                     ("[0] * (len(tokens_a) + 2)", "[0] * (len(tokens_a) + 1)")],
+        "the chapter's [0] * (len(A) + 2) + [1] * (len(B) + 1), B read to the end of the row": '''def segments_of(token_ids):
+    segment_ids, padding_mask = [], []
+    for row in np.asarray(token_ids).tolist():
+        len_a = row.index(SEP) - 1
+        len_b = len(row) - len_a - 3
+        segment_ids.append([0] * (len_a + 2) + [1] * (len_b + 1))
+        padding_mask.append([int(token != tokenizer.pad_id) for token in row])
+    return {"segment_ids": np.array(segment_ids, np.int32), "padding_mask": np.array(padding_mask, np.int32)}
+''',
+        "two arrays returned, as the chapter's two lists": [(
+            'return {"segment_ids": segment_ids.astype(np.int32), "padding_mask": padding_mask.astype(np.int32)}',
+            "return segment_ids.astype(np.int32), padding_mask.astype(np.int32)")],
+        "padding in segment 1": [("segment_ids = seps_before == 1", "segment_ids = seps_before >= 1")],
+        "the first [SEP] in segment B, the last in A": [("segment_ids = seps_before == 1",
+                                                         "segment_ids = np.cumsum(is_sep, axis=1) == 1")],
+        "the last [SEP] in segment A": [("segment_ids = seps_before == 1", "segment_ids = (seps_before == 1) & ~is_sep")],
+        "padding mask 0 on [CLS] and [SEP] too": [("padding_mask = token_ids != tokenizer.pad_id",
+                                                   "padding_mask = ~np.isin(token_ids, [tokenizer.pad_id, CLS, SEP])")],
     },
     "4.2": {
         "ties shorten A": [("len(tokens_a) > len(tokens_b)", "len(tokens_a) >= len(tokens_b)")],
@@ -26,12 +37,22 @@ WRONG_ANSWERS = {
             ("rng.choice([d for j, d in enumerate(documents) if j != index])", "rng.choice(documents)")],
     },
     "4.4": {
-        "classes flipped": [("== np.asarray(is_random_next, dtype=int)", "!= np.asarray(is_random_next, dtype=int)")],
-        "a count, not a share": [("float(np.mean(", "float(np.sum(")],
-        "constant 0.5": '''def nsp_accuracy(nsp_logits, is_random_next):
-    return 0.5
+        "the chapter's accuracy copied as is": '''def nsp_accuracy(nsp_logits, is_random_next):
+    return float(np.mean(np.argmax(nsp_logits, axis=-1) == np.asarray(is_random_next, dtype=int)))
 ''',
-        "arg-min instead of arg-max": [("np.argmax(nsp_logits, axis=-1)", "np.argmin(nsp_logits, axis=-1)")],
+        "classes flipped: 1 = IsNext": [("for label, name in enumerate((\"IsNext\", \"NotNext\"))",
+                                         "for label, name in enumerate((\"NotNext\", \"IsNext\"))")],
+        "per-class precision instead of per-class accuracy": [(
+            "float(np.mean(predicted[labels == label] == label))", "float(np.mean(labels[predicted == label] == label))")],
+        "balanced = overall": [('"balanced": (per_class["IsNext"] + per_class["NotNext"]) / 2',
+                                '"balanced": float(np.mean(predicted == labels))')],
+        "NotNext when its logit is positive, not the arg-max": [("predicted = np.argmax(nsp_logits, axis=-1)",
+                                                                  "predicted = (np.asarray(nsp_logits)[:, 1] > 0).astype(int)")],
+        "counts, not shares": [("float(np.mean(predicted[labels == label] == label))",
+                                "float(np.sum(predicted[labels == label] == label))")],
+        "balanced weighted by class size": [('"balanced": (per_class["IsNext"] + per_class["NotNext"]) / 2',
+                                             '"balanced": float(np.mean(labels == 0)) * per_class["IsNext"] '
+                                             '+ float(np.mean(labels == 1)) * per_class["NotNext"]')],
     },
     "4.5": {
         "a made-up table whose differences are right": [(
