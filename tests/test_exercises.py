@@ -111,6 +111,17 @@ def test_stub_keeps_indentation_and_names_the_exercise():
         namespace["softmax"](1.0)
 
 
+def test_a_chinese_stub_differs_only_in_its_comment():
+    """exercises/zh/: the comment is Chinese; the code, whose NotImplementedError the grader reads, is the same."""
+    english = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1")
+    chinese = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1", lang="zh")
+    assert chinese == english.replace("    # YOUR CODE HERE", "    # 在此写下你的代码")
+    namespace = {}
+    exec(chinese, namespace)  # noqa: S102
+    with pytest.raises(NotImplementedError, match="Exercise 3.1"):
+        namespace["softmax"](1.0)
+
+
 def test_two_regions_in_one_cell_keep_the_code_between_them():
     stubbed = exercises.stub_solution_regions(PADDING_SOLUTION, "3.3")
     assert stubbed.count("raise NotImplementedError") == 2

@@ -219,3 +219,83 @@ def test_top_k_predictions_are_the_heads_most_likely_tokens(tokenizer):
     with pytest.raises(ValueError, match="no \\[MASK\\]"):
         explore.top_k_predictions(pretrainer, tokenizer, "Nothing hidden here.")
     assert "[MASK] 2" in explore.predictions(pretrainer, tokenizer, text)._repr_mimebundle_()["text/html"]
+
+
+# --- language ----------------------------------------------------------------------------------------------------
+
+def _controls(widget):
+    """Every widget under `widget`, depth first."""
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _controls(child)
+
+
+def _shown_words(widget):
+    """The labels a learner reads on the controls: descriptions, option labels, tooltips, plain labels."""
+    words = []
+    for control in _controls(widget):
+        words += [text for text in (getattr(control, "description", ""), getattr(control, "tooltip", "")) if text]
+        words += [label for label in getattr(control, "_options_labels", ())]
+        words += list(getattr(control, "tooltips", ()) or ())
+        if type(control).__name__ == "Label" and control.value:
+            words.append(control.value)
+    return words
+
+
+def _figure_words(fig):
+    from matplotlib.text import Text
+
+    return [text.get_text() for text in fig.findobj(Text) if sum(char.isascii() and char.isalpha()
+                                                                 for char in text.get_text()) > 1]
+
+
+def test_the_explorers_speak_chinese_in_the_chinese_edition(small_backbone, tokenizer, monkeypatch):
+    """Controls, tables and captions through `messages.translate`; figures drawn in English are all listed, so
+    matplotlib draws them in Chinese (`messages.use_plot_language`)."""
+    import re
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bertlib.course import messages
+
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setenv("BERTLIB_LANG", "zh")
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    untranslated = lambda words: [word for word in words if word != "[MASK]" and not cjk.search(word)]  # noqa: E731
+
+    masking = explore.masking(tokenizer, "The quick brown fox jumps over the lazy dog.", whole_word=True)
+    bundle = masking._repr_mimebundle_()
+    assert "模型看到的" in bundle["text/html"] and "What the model sees" not in bundle["text/html"]
+    assert "个词元中选中" in bundle["text/plain"]
+    assert untranslated(_shown_words(masking.widget)) == []
+    assert "整词掩码" in _shown_words(masking.widget)
+
+    schedule = explore.schedule(total_steps=100_000)
+    assert "论文的配方" in schedule.table_html() and "tokens seen" not in schedule.table_html()
+    assert untranslated(_shown_words(schedule.widget)) == []
+    assert [word for word in _figure_words(schedule.figure()) if messages.translate(word, "zh") == word] == []
+
+    pretrainer = BertPretrainer(small_backbone)
+    predictions = explore.predictions(pretrainer, tokenizer, "The [MASK] sat.")
+    assert untranslated(_shown_words(predictions.widget)) == []
+
+    attention = explore.attention(small_backbone, tokenizer, *PAIR, layer=1, head=3)
+    assert attention.caption().startswith("第 1 层，第 3 个头，14 个词元：") and attention.caption().endswith("看它关注哪里。")
+    assert attention.caption(lang="en").startswith("layer 1, head 3, 14 tokens: ")
+    for head in (3, "grid"):
+        attention.head = head
+        words = [word for word in _figure_words(attention.figure()) if word not in attention.tokens]  # not ticks
+        assert [word for word in words if messages.translate(word, "zh") == word] == []
+    pytest.importorskip("anywidget")
+    assert untranslated(_shown_words(attention.widget)) == []
+    payload = attention.redraw(head="grid")
+    assert payload["head_labels"][0] == "第 0 个头" and payload["words"]["attends_to"] == "{token} 关注：{keys}"
+
+
+def test_the_explorers_speak_english_elsewhere(tokenizer, monkeypatch):
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setenv("BERTLIB_LANG", "en")
+    masking = explore.masking(tokenizer, "The quick brown fox.")
+    assert "whole-word masking" in _shown_words(masking.widget)
+    assert "tokens selected" in masking._repr_mimebundle_()["text/plain"]

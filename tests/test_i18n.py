@@ -48,6 +48,23 @@ def first_markdown(path):
     return next(cell for cell in nb.cells if cell.cell_type == "markdown")
 
 
+def with_english_stub_comments(cells):
+    """Code cells of a Chinese exercise notebook with each stub's comment line put back in English.
+
+    The one way a Chinese exercise's code may differ from the English: a stub's comment line (`# 在此写下你的代码`
+    for `# YOUR CODE HERE`, a whole line, at the stub's indentation). Everything else, the stub's
+    `raise NotImplementedError(...)` included, must be the English bytes.
+    """
+    chinese, english = exercises.STUB_COMMENTS["zh"], exercises.STUB_COMMENTS["en"]
+    restored = json.loads(json.dumps(cells))
+    for cell in restored:
+        lines = "".join(cell["source"]).split("\n")
+        lines = [line[:len(line) - len(chinese)] + english if line.strip() == chinese else line for line in lines]
+        text = "\n".join(lines)
+        cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+    return restored
+
+
 def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
     cell = first_markdown(course / "solutions" / CHAPTERS[0])
     i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, "# 中文标题\n\n正文。",
@@ -57,7 +74,14 @@ def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
     for edition in (*i18n.SOURCE_EDITIONS, i18n.EXERCISES):
         for name in CHAPTERS:
             english, chinese = course / edition / name, course / edition / "zh" / name
-            assert json.dumps(cells_of(chinese, "code")) == json.dumps(cells_of(english, "code")), (edition, name)
+            code = cells_of(chinese, "code")
+            if edition == i18n.EXERCISES:  # the stubs' comment is Chinese; nothing else differs
+                stub_comments = sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["zh"]) for cell in code)
+                assert stub_comments == sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["en"])
+                                            for cell in cells_of(english, "code")) > 0
+                assert exercises.STUB_COMMENTS["en"] not in json.dumps(code, ensure_ascii=False)
+                code = with_english_stub_comments(code)
+            assert json.dumps(code) == json.dumps(cells_of(english, "code")), (edition, name)
             assert len(cells_of(chinese, "markdown")) == len(cells_of(english, "markdown"))
             metadata = json.loads(chinese.read_text(encoding="utf-8"))["metadata"]["bertlib"]
             assert metadata["lang"] == "zh"
@@ -190,6 +214,9 @@ def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
     for folder in ("solutions", "exercises"):
         english = exercises.read_notebook(tmp_path / folder / "09_toy.ipynb")
         chinese = exercises.read_notebook(tmp_path / folder / "zh" / "09_toy.ipynb")
+        if folder == "exercises":  # the same cells, but for the stubs' comment
+            assert exercises.STUB_COMMENTS["zh"] in chinese.cells[1].source
+            chinese.cells = nbformat.from_dict(with_english_stub_comments(chinese.cells))
         assert grading.grading_cells(chinese, solution) == grading.grading_cells(english, solution)
         assert grading.identify(tmp_path / folder / "zh" / "09_toy.ipynb", solution_paths).solution == \
             solution_paths[0]
@@ -359,3 +386,104 @@ def test_unwrapping_keeps_the_markdown_structure_and_removes_gaps_between_chines
         wrapped, unwrapped = render(text), render(i18n.unwrap_cjk(text))
         assert re.findall(r"</?\w+", wrapped) == re.findall(r"</?\w+", unwrapped), text[:80]
         assert not cjk_break.search(re.sub(r"<pre>.*?</pre>", "", unwrapped, flags=re.S)), text[:80]
+
+
+# --- typesetting (`course-i18n check --strict`) -------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, good", [
+    ("BERT 是双向的 。", "BERT 是双向的。"),
+    ("见 §3.1 ，这里", "见 §3.1，这里"),
+    ("第一句。 第二句", "第一句。第二句"),
+    ("论文（§3.1） 说", "论文（§3.1）说"),
+    ("这就是 “深层双向”", "这就是“深层双向”"),
+    ("模型 —— 它很大", "模型——它很大"),
+    ("还有 ……", "还有……"),
+    ("全角空格\u3000，", "全角空格，"),
+])
+def test_typesetting_refuses_a_space_against_full_width_punctuation(bad, good):
+    problems = i18n.typesetting_problems(bad)  # one per space ("模型 —— 它": two)
+    assert problems and all("full-width punctuation" in problem and bad[:3] in problem for problem in problems)
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ('它叫"深层双向"。', "它叫“深层双向”。"),
+    ("它叫'深层双向'。", "它叫“深层双向”。"),
+    ("它叫「深层双向」。", "它叫“深层双向”。"),
+    ("它叫“深层双向“。", "它叫“深层双向”。"),
+])
+def test_typesetting_quotes_chinese_text_with_curly_quotes(bad, good):
+    assert any("quote" in problem for problem in i18n.typesetting_problems(bad))
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ("##练习 1.1 · 注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 练习 1.1·注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 练习 1.1 ・ 注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 学习目标：", "## 学习目标"),
+    ("## 学习目标 ##", "## 学习目标"),
+    ("## **学习目标**", "## 学习目标"),
+    ("学习目标\n--------\n\n正文。", "## 学习目标\n\n正文。"),
+])
+def test_typesetting_allows_one_heading_form(bad, good):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert "heading" in problem and "学习目标" in problem or "注意力掩码" in problem
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad", ["解读者观点：论文没有说。", "[解读者观点] 论文没有说。", "**解读者观点**论文没有说。",
+                                 "【解读者观点】：论文没有说。", "我们的看法是论文没有说。"])
+def test_typesetting_has_one_our_reading_marker(bad):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert i18n.OUR_READING in problem
+    assert i18n.typesetting_problems("一句事实。【解读者观点】论文没有说。") == []
+    assert i18n.typesetting_problems("- 【解读者观点】列表里的标记。") == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ("这是** 重点**。", "这是**重点**。"),
+    ("这是**重点 **。", "这是**重点**。"),
+    ("这是 **重点** 内容。", "这是**重点**内容。"),
+    ("这是 *重点*。", "这是*重点*。"),
+    ("第一，**不带** 任何东西。", "第一，**不带**任何东西。"),
+])
+def test_typesetting_emphasis_has_no_stray_spaces(bad, good):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert "emphasis" in problem
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("text", [
+    "在读到 **invented the telephone** 之前，模型已经算好了 **Bell** 的表示。",  # Latin keeps its space
+    '代码 `print("中文")` 和 `x , y` 不算。',
+    "数学 $a , b$ 和 $$\\text{“x” ,}$$ 不算。",
+    "链接 [导读](https://example.com/a ,b) 和 https://example.com/“x” 不算。",
+    "```python\nprint('中文') ，\n```\n\n正文。",
+    "| 列 | 说明 |\n|---|---|\n| 一 | 二。 |",
+    "- “列表”开头的引号，\n1. （编号）列表，\n> “引文”。",
+    "## L3 · “ELMo 也是双向的”",
+    "BERT's 词表 and GPT's 词表。",
+    "$2 * 3 * 4$，以及 2 * 3 * 4。",
+])
+def test_typesetting_leaves_code_math_urls_and_markdown_layout_alone(text):
+    assert i18n.typesetting_problems(text) == []
+
+
+def test_strict_check_names_the_file_the_cell_and_the_text_of_a_typesetting_problem(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    stem = Path(CHAPTERS[0]).stem
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "# 标题\n\n这是 “深层双向” 。", cell.source)
+    i18n.build(course)
+    coverage = i18n.check(course)
+    assert len(coverage.typesetting) == 3  # the three spaces
+    assert all(line.startswith(f"i18n/zh/solutions/{stem}.json, cell {cell.id}: ") for line in coverage.typesetting)
+    assert "“深层双向”" in coverage.typesetting[0]
+    assert not coverage.failures(strict=False) and set(coverage.typesetting) <= set(coverage.failures(strict=True))
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "# 标题\n\n这是“深层双向”。", cell.source)
+    assert i18n.check(course).typesetting == []
+
+
+def test_unwrapping_joins_a_line_ending_in_full_width_punctuation_without_a_space():
+    assert i18n.unwrap_cjk("第一句。\nBERT 是双向的，\n`x` 也是") == "第一句。BERT 是双向的，`x` 也是"
+    assert i18n.unwrap_cjk("the `x`\n值") == "the `x` 值"

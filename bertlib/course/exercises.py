@@ -12,7 +12,8 @@ The convention a solution notebook follows (docs/grading.md shows a complete exa
   notebook's `NN`. `"points": 2` may be given on one cell of the exercise (default 1).
 - A solution cell holds one or more regions of whole statements between a `### BEGIN SOLUTION` line and a
   `### END SOLUTION` line. In `exercises/` each region becomes, at the indentation of its BEGIN line,
-  `# YOUR CODE HERE` and `raise NotImplementedError("Exercise 3.2: write your code here")`.
+  `# YOUR CODE HERE` and `raise NotImplementedError("Exercise 3.2: write your code here")`; in the Chinese edition
+  (`exercises/zh/`) the comment reads `# 在此写下你的代码` and the code is the same.
 - A check cell calls `bertlib.checks` helpers and ends with `done("3.2")`.
 - No cell outside an exercise may use a name defined in a solution region: in `exercises/` it would fail.
 
@@ -54,6 +55,9 @@ KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KEPT_CELL_METADATA = ("bertlib", "tags")
 # The title of a solution notebook and of its learner copy (first line of the first markdown cell), per language.
 TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"))
+# The comment of a stub, per language. Only the comment is translated: a stub's code (its NotImplementedError,
+# which the grader reads as "not attempted") is the same in both editions.
+STUB_COMMENTS = {"en": "# YOUR CODE HERE", "zh": "# 在此写下你的代码"}
 
 
 class ExerciseFormatError(ValueError):
@@ -155,8 +159,10 @@ def _replace_regions(source, begin, end, where, replacement):
     return "\n".join(output)
 
 
-def stub_solution_regions(source, exercise_id, where="cell"):
+def stub_solution_regions(source, exercise_id, where="cell", lang="en"):
     """Replaces each BEGIN/END SOLUTION region of `source` by a stub raising NotImplementedError.
+
+    The stub's comment is in `lang` (`STUB_COMMENTS`); its code is the same in every language.
 
     Example:
         >>> print(stub_solution_regions("def f(x):\\n    ### BEGIN SOLUTION\\n    return x\\n    ### END SOLUTION",
@@ -167,7 +173,7 @@ def stub_solution_regions(source, exercise_id, where="cell"):
     """
     def stub(begin_line):
         indent = begin_line[: len(begin_line) - len(begin_line.lstrip())]
-        return [f"{indent}# YOUR CODE HERE",
+        return [f"{indent}{STUB_COMMENTS[lang]}",
                 f'{indent}raise NotImplementedError("Exercise {exercise_id}: write your code here")']
 
     return _replace_regions(source, BEGIN_MARKER, END_MARKER, where, stub)
@@ -204,8 +210,10 @@ def strip_outputs(nb):
     return nb
 
 
-def build_exercise_notebook(nb, source_name="notebook"):
+def build_exercise_notebook(nb, source_name="notebook", lang="en"):
     """Returns the exercise notebook for a solution notebook (a new object; `nb` is not changed).
+
+    `lang` is the language of the stubs' comment (`STUB_COMMENTS`): "zh" for `exercises/zh/`.
 
     Solution regions become stubs, solution and check cells get the `raises-exception` tag, outputs are
     cleared and metadata is reduced to `kernelspec`, `language_info` (notebook) and `bertlib`, `tags` (cells).
@@ -222,7 +230,7 @@ def build_exercise_notebook(nb, source_name="notebook"):
         if info is not None:
             if info.get("role") == "solution":
                 new_cell.source = stub_solution_regions(cell.source, info.get("exercise"),
-                                                        f"{source_name}, cell {index}")
+                                                        f"{source_name}, cell {index}", lang)
             else:
                 new_cell.source = strip_hidden_tests(cell.source, f"{source_name}, cell {index}")
             tags = list(new_cell.metadata.get("tags", []))

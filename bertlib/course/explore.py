@@ -18,6 +18,11 @@ Static fallback: the displayed object's MIME bundle holds the widget view and, b
 schedule) or an HTML table (masking, predictions) of its initial state. A frontend running the kernel shows the
 widget; nbconvert and the rendered book, which have no widget state, show the picture (nbconvert drops a widget
 view whose state is not saved and takes the next type); nbval ignores both.
+
+Language: every label, control, caption and table the explorers show goes through
+`bertlib.course.messages.translate`, so the Chinese edition shows them in Chinese (`bertlib.course.zh_strings`).
+Figures take English text and matplotlib translates it as it draws (`course.set_plot_style`), so a machine
+without a CJK font keeps English figures instead of boxes.
 """
 
 import base64
@@ -29,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bertlib.course.messages import translate
+
 ASSETS = Path(__file__).parent / "assets"
 SPECIAL_SHARE_TOKENS = ("[CLS]", "[SEP]")
 
@@ -38,6 +45,10 @@ PAPER_RECIPE = {"peak_learning_rate": 1e-4, "warmup_steps": 10_000, "total_steps
                 "long_fraction": 0.1, "short_length": 128, "long_length": 512}
 CORPUS_WORDS = 3.3e9  # BooksCorpus (800M) + English Wikipedia (2,500M), §3.1
 PETAFLOP_S_DAY = 1e15 * 86_400
+# Controls show their whole label ("whole-word masking", or a Chinese one) instead of cutting it at 80 pixels.
+LABEL_STYLE = {"description_width": "initial"}
+HOVER_HINT = "Hover a token to see where it looks."
+FIRST_HEAD_NOTE = " (first head; the red row marks it in every head)"  # after the hovered token's keys
 
 
 # =================================================================================================================
@@ -149,13 +160,18 @@ class AttentionExplorer:
         self.maps = attention_maps(self.backbone, self.features)
         self.shares = special_token_share(self.maps, self.tokens)
 
-    def caption(self):
+    def caption(self, hover=True, lang=None):
+        """What the view says about the current maps, in `lang` (default: the learner's language)."""
         head = {"mean": "mean of all heads", "grid": "every head"}.get(self.head, f"head {self.head}")
         cls_share, sep_share = (self.shares[token][self.layer] for token in SPECIAL_SHARE_TOKENS)
         pick = slice(None) if self.head in ("mean", "grid") else self.head
-        return (f"layer {self.layer}, {head}, {len(self.tokens)} tokens: "
-                f"{np.mean(cls_share[pick]):.0%} of the attention goes to [CLS], {np.mean(sep_share[pick]):.0%} "
-                "to [SEP]. Hover a token to see where it looks.")
+        text = translate(f"layer {self.layer}, {head}, {len(self.tokens)} tokens: "
+                         f"{np.mean(cls_share[pick]):.0%} of the attention goes to [CLS], "
+                         f"{np.mean(sep_share[pick]):.0%} to [SEP].", lang)
+        if not hover:
+            return text
+        hint = translate(HOVER_HINT, lang)
+        return f"{text} {hint}" if hint == HOVER_HINT else text + hint
 
     def figure(self):
         """The current state as a matplotlib figure (what the static fallback shows)."""
@@ -185,14 +201,14 @@ class AttentionExplorer:
             elif labelled:
                 axis.set_xticks(range(len(self.tokens)), self.tokens, rotation=90, fontsize=8)
                 axis.set_yticks(range(len(self.tokens)), self.tokens, fontsize=8)
-                axis.set_xlabel("key (attended to)")
+                axis.set_xlabel("key (attended to)")  # figures: English, translated as matplotlib draws
                 axis.set_ylabel("query (attending)")
             else:
                 axis.set_xlabel("key position")
                 axis.set_ylabel("query position")
         if len(selected) == 1:
             fig.colorbar(image, ax=axes[0], fraction=0.046, label="attention weight (colour by its square root)")
-        fig.suptitle(self.caption().split(" Hover")[0], fontsize=9, wrap=True)
+        fig.suptitle(self.caption(hover=False, lang="en"), fontsize=9, wrap=True)
         fig.tight_layout()
         return fig
 
@@ -207,7 +223,10 @@ class AttentionExplorer:
         data, scale = quantize(selected)
         return {"maps": data, "scale": scale, "count": len(selected), "size": selected.shape[-1],
                 "tokens": list(self.tokens), "caption": self.caption(),
-                "head_labels": [f"head {index}" for index in range(len(selected))] if len(selected) > 1 else []}
+                "head_labels": [translate(f"head {index}") for index in range(len(selected))] if len(selected) > 1
+                else [],
+                "words": {"attends_to": translate("{token} attends to: {keys}"),
+                          "first_head": translate(FIRST_HEAD_NOTE)}}
 
     def redraw(self, **changes):
         """Apply `layer=`, `head=`, `view=` changes and send the new maps to the view; returns the payload."""
@@ -229,16 +248,21 @@ class AttentionExplorer:
         _enable_colab_widgets()
         self._view = _attention_view_class()(mode=self.view, **self._payload())
         config = self.backbone.config
-        layer = widgets.Dropdown(options=[(f"layer {i}", i) for i in range(config.num_layers)], value=self.layer,
-                                 description="Layer")
-        head_options = ([(f"head {i}", i) for i in range(config.num_heads)]
-                        + [("all heads: mean", "mean"), ("all heads: grid", "grid")])
-        head = widgets.Dropdown(options=head_options, value=self.head, description="Head")
-        view = widgets.ToggleButtons(options=["heatmap", "lines"], value=self.view,
-                                     tooltips=["query rows, key columns", "each token to the tokens it attends to"])
-        text = widgets.Text(value=self.text, description="Sentence", layout=widgets.Layout(width="60%"))
-        pair = widgets.Text(value=self.text_pair or "", description="Pair (opt.)", layout=widgets.Layout(width="60%"))
-        run = widgets.Button(description="Run", tooltip="encode the text and recompute every head")
+        layer = widgets.Dropdown(options=[(translate(f"layer {i}"), i) for i in range(config.num_layers)],
+                                 value=self.layer, description=translate("Layer"), style=LABEL_STYLE)
+        head_options = ([(translate(f"head {i}"), i) for i in range(config.num_heads)]
+                        + [(translate("all heads: mean"), "mean"), (translate("all heads: grid"), "grid")])
+        head = widgets.Dropdown(options=head_options, value=self.head, description=translate("Head"),
+                                style=LABEL_STYLE)
+        view = widgets.ToggleButtons(options=[(translate("heatmap"), "heatmap"), (translate("lines"), "lines")],
+                                     value=self.view, tooltips=[translate("query rows, key columns"),
+                                                                translate("each token to the tokens it attends to")])
+        text = widgets.Text(value=self.text, description=translate("Sentence"), style=LABEL_STYLE,
+                            layout=widgets.Layout(width="60%"))
+        pair = widgets.Text(value=self.text_pair or "", description=translate("Pair (opt.)"), style=LABEL_STYLE,
+                            layout=widgets.Layout(width="60%"))
+        run = widgets.Button(description=translate("Run"),
+                             tooltip=translate("encode the text and recompute every head"))
         status = widgets.Label()
 
         def on_change(_):
@@ -250,7 +274,7 @@ class AttentionExplorer:
             except ValueError as error:
                 status.value = str(error)
                 return
-            status.value = f"{len(self.tokens)} tokens"
+            status.value = translate(f"encoded: {len(self.tokens)} tokens")
             self.redraw()
 
         for control in (layer, head, view):
@@ -278,6 +302,7 @@ def _attention_view_class():
             size = traitlets.Int(0).tag(sync=True)
             tokens = traitlets.List(traitlets.Unicode()).tag(sync=True)
             head_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
+            words = traitlets.Dict().tag(sync=True)  # the view's own words, in the learner's language
             mode = traitlets.Unicode("heatmap").tag(sync=True)
             caption = traitlets.Unicode("").tag(sync=True)
             last_draw_ms = traitlets.Float(-1.0).tag(sync=True)  # set by the browser after each draw
@@ -365,16 +390,19 @@ def masking_html(draw):
                        f'display:inline-block;font-family:monospace">{html.escape(token)}</span>'
                        for token, status in zip(tokens, statuses))
 
-    rows = "".join(f"<tr><td>{name}</td><td>{draw.counts[key]}</td><td>{draw.expected[key]:.2f}</td></tr>"
+    rows = "".join(f"<tr><td>{translate(name)}</td><td>{draw.counts[key]}</td><td>{draw.expected[key]:.2f}</td>"
+                   "</tr>"
                    for name, key in (("tokens ([CLS], [SEP] too)", "tokens"), ("eligible tokens", "eligible"),
                                      ("selected (in the loss)", "selected"),
                                      ("replaced by [MASK]", "mask"), ("randomized", "random"),
                                      ("kept unchanged", "kept")))
-    legend = " ".join(f'<span style="{_STATUS_STYLE[status]};padding:0 4px">{label}</span>'
+    legend = " ".join(f'<span style="{_STATUS_STYLE[status]};padding:0 4px">{translate(label)}</span>'
                       for status, label in (("mask", "[MASK]"), ("random", "random"), ("kept", "kept")))
-    return (f"<div><b>WordPieces</b><div>{chips(draw.tokens, [None] * len(draw.tokens))}</div>"
-            f"<b>What the model sees</b> ({legend})<div>{chips(draw.shown, draw.status)}</div>"
-            "<table><tr><th></th><th>this draw</th><th>expected</th></tr>"
+    word_pieces, sees = translate("WordPieces"), translate("What the model sees")
+    this_draw, expected = translate("this draw"), translate("expected")
+    return (f"<div><b>{word_pieces}</b><div>{chips(draw.tokens, [None] * len(draw.tokens))}</div>"
+            f"<b>{sees}</b> ({legend})<div>{chips(draw.shown, draw.status)}</div>"
+            f"<table><tr><th></th><th>{this_draw}</th><th>{expected}</th></tr>"
             f"{rows}</table></div>")
 
 
@@ -415,16 +443,19 @@ class MaskingExplorer:
             _enable_colab_widgets()
             o = self.options
             controls = {
-                "text": widgets.Text(value=o["text"], description="Sentence", layout=widgets.Layout(width="80%"),
-                                     continuous_update=False),
-                "seed": widgets.IntSlider(value=o["seed"], min=0, max=99, description="Seed"),
+                "text": widgets.Text(value=o["text"], description=translate("Sentence"), style=LABEL_STYLE,
+                                     layout=widgets.Layout(width="80%"), continuous_update=False),
+                "seed": widgets.IntSlider(value=o["seed"], min=0, max=99, description=translate("Seed"),
+                                          style=LABEL_STYLE),
                 "selection_rate": widgets.FloatSlider(value=o["selection_rate"], min=0.0, max=1.0, step=0.01,
-                                                      description="Select"),
+                                                      description=translate("Select"), style=LABEL_STYLE),
                 "mask_token_rate": widgets.FloatSlider(value=o["mask_token_rate"], min=0.0, max=1.0, step=0.05,
-                                                       description="[MASK]"),
+                                                       description="[MASK]", style=LABEL_STYLE),
                 "random_token_rate": widgets.FloatSlider(value=o["random_token_rate"], min=0.0, max=1.0,
-                                                         step=0.05, description="Random"),
-                "whole_word": widgets.Checkbox(value=o["whole_word"], description="whole-word masking"),
+                                                         step=0.05, description=translate("Random"),
+                                                         style=LABEL_STYLE),
+                "whole_word": widgets.Checkbox(value=o["whole_word"], description=translate("whole-word masking"),
+                                               style=LABEL_STYLE),
             }
             self._output = widgets.HTML(masking_html(self.draw))
 
@@ -436,7 +467,7 @@ class MaskingExplorer:
 
             for control in controls.values():
                 control.observe(on_change, names="value")
-            kept = widgets.Label("kept = the rest of the selected tokens")
+            kept = widgets.Label(translate("kept = the rest of the selected tokens"))
             self._widget = widgets.VBox([
                 controls["text"], widgets.HBox([controls["seed"], controls["selection_rate"]]),
                 widgets.HBox([controls["mask_token_rate"], controls["random_token_rate"], kept]),
@@ -446,8 +477,8 @@ class MaskingExplorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         counts = self.draw.counts
         return _bundle(self, {"text/html": masking_html(self.draw)},
-                       f"{counts['selected']} of {counts['eligible']} tokens selected: {counts['mask']} [MASK], "
-                       f"{counts['random']} random, {counts['kept']} kept")
+                       translate(f"{counts['selected']} of {counts['eligible']} tokens selected: {counts['mask']} "
+                                 f"[MASK], {counts['random']} random, {counts['kept']} kept"))
 
 
 def masking(tokenizer, text, **options):
@@ -525,9 +556,9 @@ class PredictionExplorer:
             import ipywidgets as widgets
 
             _enable_colab_widgets()
-            text = widgets.Text(value=self.text, description="Sentence", continuous_update=False,
-                                layout=widgets.Layout(width="80%"))
-            k = widgets.IntSlider(value=self.k, min=1, max=20, description="top k")
+            text = widgets.Text(value=self.text, description=translate("Sentence"), continuous_update=False,
+                                style=LABEL_STYLE, layout=widgets.Layout(width="80%"))
+            k = widgets.IntSlider(value=self.k, min=1, max=20, description=translate("top k"), style=LABEL_STYLE)
             status = widgets.Label()
             self._output = widgets.HTML(predictions_html(self.text, self.results))
 
@@ -646,11 +677,12 @@ class ScheduleExplorer:
         rows = [("tokens seen", "tokens", "{:.3g}"), ("epochs over 3.3B words", "epochs", "{:.1f}"),
                 ("training FLOPs (6N + 12·L·n·H per token)", "flops", "{:.3g}"),
                 ("petaflop/s-days", "petaflop_s_days", "{:.2f}")]
-        body = "".join(f"<tr><td>{name}</td><td>{fmt.format(self.budget[key])}</td>"
+        body = "".join(f"<tr><td>{translate(name)}</td><td>{fmt.format(self.budget[key])}</td>"
                        f"<td>{fmt.format(self.paper[key])}</td></tr>" for name, key, fmt in rows)
         model = self.budget["config"]
-        return (f"<table><tr><th>BERT L={model.num_layers}, H={model.hidden_dim}</th><th>yours</th>"
-                f"<th>paper's recipe</th></tr>{body}</table>")
+        yours, paper = translate("yours"), translate("paper's recipe")
+        return (f"<table><tr><th>BERT L={model.num_layers}, H={model.hidden_dim}</th><th>{yours}</th>"
+                f"<th>{paper}</th></tr>{body}</table>")
 
     @property
     def widget(self):
@@ -661,15 +693,16 @@ class ScheduleExplorer:
             r = self.recipe
             controls = {
                 "peak_learning_rate": widgets.FloatLogSlider(value=r["peak_learning_rate"], base=10, min=-6, max=-2,
-                                                             step=0.1, description="Peak LR", readout_format=".1e"),
+                                                             step=0.1, description=translate("Peak LR"),
+                                                             readout_format=".1e", style=LABEL_STYLE),
                 "warmup_steps": widgets.IntSlider(value=r["warmup_steps"], min=0, max=100_000, step=1_000,
-                                                  description="Warmup"),
+                                                  description=translate("Warmup"), style=LABEL_STYLE),
                 "total_steps": widgets.IntSlider(value=r["total_steps"], min=10_000, max=2_000_000, step=10_000,
-                                                 description="Steps"),
+                                                 description=translate("Steps"), style=LABEL_STYLE),
                 "batch_size": widgets.IntSlider(value=r["batch_size"], min=16, max=4096, step=16,
-                                                description="Batch"),
+                                                description=translate("Batch"), style=LABEL_STYLE),
                 "long_fraction": widgets.FloatSlider(value=r["long_fraction"], min=0.0, max=1.0, step=0.05,
-                                                     description="At 512"),
+                                                     description=translate("At 512"), style=LABEL_STYLE),
             }
             for control in controls.values():
                 control.continuous_update = False
@@ -688,7 +721,7 @@ class ScheduleExplorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         picture = f'<img src="data:image/png;base64,{base64.b64encode(_png(self.figure())).decode()}"/>'
         return _bundle(self, {"text/html": picture + self.table_html()},
-                       f"{self.budget['tokens']:.3g} tokens, {self.budget['flops']:.3g} FLOPs")
+                       translate(f"{self.budget['tokens']:.3g} tokens, {self.budget['flops']:.3g} FLOPs"))
 
 
 def schedule(config="base", **recipe):

@@ -13,7 +13,8 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 `build` writes `notebooks/zh/`, `solutions/zh/` and `exercises/zh/`:
 
 - every code cell is copied from the English notebook (source, outputs, metadata), so the code of the two
-  editions cannot drift; `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`;
+  editions cannot drift; `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`,
+  whose stubs then say `# 在此写下你的代码` where the English say `# YOUR CODE HERE` (the only difference);
 - every markdown cell gets its Chinese text; a cell without Chinese text, or whose Chinese was written for an
   earlier English text, keeps its English with a one-line note, so the edition is always complete and honest;
 - the notebook metadata gets `"bertlib": {"lang": "zh", ...}`, which `bertlib.course.messages.language()` reads.
@@ -21,8 +22,10 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 `check` reports (a) markdown cells without Chinese text, (b) Chinese text whose English has changed (stale),
 (c) generated notebooks that differ from what `build` would write, (d) entries for cells that no longer exist,
 (e) words the glossary (`docs/glossary.md`) lists as variants not to use, (f) relative links of the Chinese text
-that lead to no file from the generated notebook. By default it fails only on (c), (e), (f) and malformed files;
-`--strict` also fails on (a), (b) and (d), and on an edition that was never built.
+that lead to no file from the generated notebook, (g) breaches of the typesetting rules (`typesetting_problems`:
+spaces against full-width punctuation, quotes, headings, the 【解读者观点】 marker, emphasis), each naming the
+translation file, the cell id and the text. By default it fails only on (c), (e), (f) and malformed files;
+`--strict` also fails on (a), (b), (d) and (g), and on an edition that was never built.
 """
 
 import difflib
@@ -34,8 +37,7 @@ from pathlib import Path
 
 import nbformat
 
-from bertlib.course import paths
-from bertlib.course import exercises
+from bertlib.course import exercises, paths
 from bertlib.files import write_text_atomically
 
 LANGUAGES = ("zh",)
@@ -48,6 +50,13 @@ NOTES = {
     },
 }
 GLOSSARY = Path("docs") / "glossary.md"
+# Full-width punctuation of Chinese text (no space on either side of it, `typesetting_problems`), then the
+# two-character dash and ellipsis, which follow the same rule.
+FULL_WIDTH_MARKS = "，。、；：？！“”‘’（）《》〈〉【】「」『』"
+DASH_AND_ELLIPSIS = ("——", "……")
+# The one form of the marker for our own reading ("Our reading:" in the English), as in the study guide.
+OUR_READING = "【解读者观点】"
+OUR_READING_VARIANTS = ("我们的解读", "我们的看法", "我们的观点", "笔者认为", "笔者观点", "解读者的观点", "解读者看法")
 
 
 class TranslationFormatError(ValueError):
@@ -121,11 +130,12 @@ class Coverage:
     not_built: list = field(default_factory=list)
     glossary: list = field(default_factory=list)
     links: list = field(default_factory=list)  # relative links of the Chinese text that lead to no file
+    typesetting: list = field(default_factory=list)  # breaches of `typesetting_problems` (fail under --strict)
 
     def failures(self, strict):
         found = self.generated + self.glossary + self.links
         if strict:
-            found += self.missing + self.stale + self.orphans + self.not_built
+            found += self.missing + self.stale + self.orphans + self.not_built + self.typesetting
         return found
 
     def summary(self):
@@ -134,7 +144,7 @@ class Coverage:
         return (f"{'; '.join(parts)}; {len(self.missing)} missing, {len(self.stale)} stale, "
                 f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
                 f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
-                f"{len(self.links)} broken links")
+                f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems")
 
 
 def english_notebooks(root, edition):
@@ -176,7 +186,8 @@ def unwrap_cjk(text):
 
     A line break inside a paragraph is shown as a space, and a space between two Chinese characters is a visible
     gap in most browsers; translators may still wrap their text. Fenced and indented code, tables, HTML lines and
-    headings are left as they are. Example: "第一行\n第二行" becomes "第一行第二行", "the `x`\n值" becomes "the `x` 值".
+    headings are left as they are. Example: "第一行\n第二行" becomes "第一行第二行", "the `x`\n值" becomes "the `x` 值",
+    and "结束。\nBERT" becomes "结束。BERT" (no space against full-width punctuation, `typesetting_problems`).
     """
     output, fenced = [], False
     for block in text.split("\n\n"):
@@ -191,7 +202,9 @@ def unwrap_cjk(text):
                 items.append(line)
             else:
                 previous, following = items[-1].rstrip(), line.strip()
-                joiner = "" if _is_wide(previous[-1:]) and _is_wide(following[:1]) else " "
+                wide_pair = _is_wide(previous[-1:]) and _is_wide(following[:1])
+                against_punctuation = previous[-1:] in FULL_WIDTH_MARKS or following[:1] in FULL_WIDTH_MARKS
+                joiner = "" if wide_pair or against_punctuation else " "
                 items[-1] = previous + joiner + following
         output.append("\n".join(items))
     return "\n\n".join(output)
@@ -213,7 +226,7 @@ def expected_edition(root, lang="zh"):
             statuses[(edition, path.stem)] = (status, entries, nb)
             files[f"{edition}/{lang}/{path.name}"] = exercises.notebook_text(translated)
             if edition == "solutions":
-                exercise = exercises.build_exercise_notebook(translated, str(path))
+                exercise = exercises.build_exercise_notebook(translated, str(path), lang)
                 exercise.metadata["bertlib"]["lang"] = lang
                 files[f"{EXERCISES}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
     return files, statuses
@@ -285,6 +298,9 @@ def check(root=None, lang="zh", glossary_path=None):
         for cell_id, entry in entries.items():
             for problem in glossary_problems(entry["zh"], terms):
                 coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
+            for problem in typesetting_problems(unwrap_cjk(entry["zh"])):  # the text as the edition shows it
+                coverage.typesetting.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}, "
+                                            f"cell {cell_id}: {problem}")
     return coverage
 
 
@@ -363,6 +379,148 @@ def glossary_problems(text, terms):
     return problems
 
 
+# ---------------------------------------------------------------------------------------------------- typesetting
+
+def _protected(text):
+    """`text` with what the typesetting rules must not read blanked out, offsets kept: fenced code, inline code,
+    math ($...$, $$...$$), HTML tags, link targets and bare URLs become runs of U+E000 (a neutral character)."""
+    def blank(match):
+        return "".join("\n" if char == "\n" else "\ue000" for char in match.group(0))
+
+    for pattern in (r"(?ms)^\s*```.*?^\s*```[^\n]*$", r"(`+)(?:(?!\1).)+?\1", r"\$\$.+?\$\$", r"(?<![\\$])\$[^$\n]+?\$",
+                    r"<[^>\n]+>", r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)", r"https?://[^\s)>\]]+"):
+        text = re.sub(pattern, blank, text, flags=re.S)
+    return text
+
+
+def _snippet(text, start, end, margin=12):
+    return text[max(start - margin, 0):end + margin].replace("\n", "⏎")
+
+
+_MARKS = "[" + re.escape(FULL_WIDTH_MARKS) + "]"
+_PUNCTUATION_AHEAD = "(?=" + _MARKS + "|" + "|".join(DASH_AND_ELLIPSIS) + ")"
+_PUNCTUATION_BEHIND = "(?:(?<=" + _MARKS + ")|" + "|".join(f"(?<={mark})" for mark in DASH_AND_ELLIPSIS) + ")"
+# A line's Markdown prefix (indent, list marker, quote, heading hashes): its spaces are not typesetting.
+_LINE_PREFIX = re.compile(r"^[ \t]*(?:(?:[-*+>]|\d+[.)]|#{1,6})[ \t]+)*")
+# Spaces beside a table's `|` and those of a heading's " · " separator are layout, not typesetting.
+_SPACE_BEFORE = re.compile(r"(?<=[^\s|·])[ \t\u3000]+" + _PUNCTUATION_AHEAD)
+_SPACE_AFTER = re.compile(_PUNCTUATION_BEHIND + r"[ \t\u3000]+(?=[^\s|·])")
+_CJK_TEXT = re.compile(r"[\u3400-\u9fff]")
+_CJK_OR_MARK = re.compile(r"[\u3400-\u9fff" + re.escape(FULL_WIDTH_MARKS) + "]")
+
+
+def typesetting_problems(text):
+    """One line per breach of the Chinese typesetting rules in `text` (Chinese Markdown), quoting the text.
+
+    1. spacing: no space (nor U+3000) on either side of full-width punctuation (，。：“”（） ...), ——, or …… ;
+       the spaces of a line's Markdown prefix (list marker, quote, heading) and beside a table's `|` are layout;
+    2. quotes: Chinese text is quoted with “ ”, never with straight quotes ("..." or '...') or 「」『』,
+       and a text's “ and ” pair up;
+    3. headings: one form, `#` to `######`, one space, the title, with no closing hashes, no final 。：；，、,
+       no emphasis around the whole title, " · " (a space each side) as the separator; no underlined headings;
+    4. our reading: the marker is written 【解读者观点】, with no colon after it; other forms and wordings
+       (解读者观点 without its brackets, 我们的看法, ...) are not used;
+    5. emphasis: no space just inside `*` or `**`, and none between emphasised Chinese and the Chinese text or
+       punctuation beside it (emphasised Latin text or digits keep the usual space from Chinese).
+
+    Code (fenced and inline), math, HTML tags, link targets and URLs are not read (`_protected`).
+    """
+    shown = _protected(text)
+    problems = []
+    offset = 0
+    lines = shown.split("\n")
+    starts = []
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    for number, line in enumerate(lines):
+        start = starts[number]
+        prefix = _LINE_PREFIX.match(line).end()
+        for pattern, side in ((_SPACE_BEFORE, "before"), (_SPACE_AFTER, "after")):
+            for match in pattern.finditer(line, prefix):
+                problems.append(f"a space {side} full-width punctuation: "
+                                f"{_snippet(text, start + match.start(), start + match.end())!r}")
+        problems += _quote_problems(text, line, start)
+        problems += _heading_problems(text, lines, number, start)
+        problems += _emphasis_problems(text, line, start, prefix)
+    problems += _our_reading_problems(text, shown)
+    if shown.count("“") != shown.count("”"):
+        problems.append(f"the quotes “ and ” do not pair up ({shown.count('“')} “, {shown.count('”')} ”)")
+    return problems
+
+
+def _quote_problems(text, line, start):
+    problems = []
+    for pattern in (r'(?<![A-Za-z0-9])"([^"]*)"', r"(?<![A-Za-z0-9])'([^']*)'(?![A-Za-z0-9])"):
+        for match in re.finditer(pattern, line):
+            if _CJK_TEXT.search(match.group(1)):
+                problems.append(f"Chinese text in straight quotes (use “”): "
+                                f"{text[start + match.start():start + match.end()]!r}")
+    for match in re.finditer(r"[「」『』]", line):
+        problems.append(f"corner quotes (use “”): {_snippet(text, start + match.start(), start + match.end())!r}")
+    return problems
+
+
+def _heading_problems(text, lines, number, start):
+    line = lines[number]
+    original = text[start:start + len(line)]
+    if re.fullmatch(r" {0,3}(=+|-+)[ \t]*", line) and number > 0 and lines[number - 1].strip() and \
+            not re.match(r"\s*([-*+>#|]|\d+[.)])", lines[number - 1]):
+        return [f"an underlined heading (write it as `## title`): {lines[number - 1].strip()!r}"]
+    if not re.match(r" {0,3}#+(\s|$)", line) and not re.match(r" {0,3}#{1,6}[^\s#]", line):
+        return []
+    problems = []
+    rules = ((r" {0,3}#{1,6} [^\s]", "one space after the hashes"),
+             (r"(?!.*\s#+\s*$)", "no closing hashes"),
+             (r"(?!.*[。：；，、:]\s*$)", "no final 。：；，、"),
+             (r"(?! {0,3}#+ \*\*?[^*]+\*\*?\s*$)", "no emphasis around the whole title"),
+             (r"(?!.*(?:[^ ]·|·[^ ]|[・•]))", "\" · \" (a space each side) between a label and its title"))
+    for rule, description in rules:
+        if not re.match(rule, line):
+            problems.append(f"a heading not in the course's form ({description}): {original.strip()!r}")
+    return problems
+
+
+def _emphasis_problems(text, line, start, prefix):
+    problems = []
+    for match in re.finditer(r"(?<![*\\])(\*\*?)(?!\*)(.+?)(?<![*\\])\1(?!\*)", line[prefix:]):
+        marker, inner = match.group(1), match.group(2)
+        begin, end = start + prefix + match.start(), start + prefix + match.end()
+        quoted = text[begin:end]
+        inside = (inner[:1].isspace(), inner[-1:].isspace())
+        if inside[0] != inside[1] or all(inside) and _CJK_TEXT.search(inner):
+            problems.append(f"a space inside the emphasis markers: {quoted!r}")
+            continue
+        if any(inside):
+            continue  # "2 * 3 * 4": not emphasis
+        before = line[:prefix + match.start()]
+        after = line[prefix + match.end():]
+        # Chinese against Chinese only: a space between Chinese and Latin text or digits is the course's habit.
+        spaced_before = before.endswith(" ") and len(before.rstrip()) > prefix and \
+            _CJK_OR_MARK.match(before.rstrip()[-1]) and _CJK_TEXT.match(inner[0])
+        spaced_after = after.startswith(" ") and after.strip() and _CJK_OR_MARK.match(after.lstrip()[0]) and \
+            _CJK_TEXT.match(inner[-1])
+        if spaced_before or spaced_after:
+            problems.append(f"a space between {marker}emphasis{marker} and the Chinese text beside it: "
+                            f"{_snippet(text, begin - (2 if spaced_before else 0), end + (2 if spaced_after else 0), 2)!r}")
+    return problems
+
+
+def _our_reading_problems(text, shown):
+    problems = []
+    for match in re.finditer("解读者观点", shown):
+        if shown[match.start() - 1:match.start()] != "【" or shown[match.end():match.end() + 1] != "】":
+            problems.append(f"the 'our reading' marker is written {OUR_READING}: "
+                            f"{_snippet(text, match.start() - 1, match.end() + 1, 4)!r}")
+        elif re.match(r"\s*[：:]", shown[match.end() + 1:]):
+            problems.append(f"no colon after {OUR_READING}: {_snippet(text, match.start() - 1, match.end() + 3, 4)!r}")
+    for variant in OUR_READING_VARIANTS:
+        for match in re.finditer(variant, shown):
+            problems.append(f"{variant!r} marks our reading; write {OUR_READING}: "
+                            f"{_snippet(text, match.start(), match.end(), 6)!r}")
+    return problems
+
+
 # ----------------------------------------------------------------------------------------------------------- CLI
 
 def todo(root=None, lang="zh", edition=None, stem=None):
@@ -414,7 +572,7 @@ def run(args):
         return 2
     listed = coverage.generated + coverage.glossary + coverage.links
     if args.report or args.strict:
-        listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + listed
+        listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + coverage.typesetting + listed
     for line in listed:
         print(line)
     untranslated = untranslated_strings(args.root, args.lang)

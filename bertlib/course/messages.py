@@ -215,8 +215,9 @@ def translate(text, lang=None):
     """The Chinese of a listed English string (hint, title, label) when the language is Chinese; else `text`.
 
     A listed string may hold `{fields}` that match any text, e.g. "block {layer}, head {head}" matches
-    "block 3, head 7" and gives "第 3 层、第 7 个头"; a field's text that is itself listed is translated too
-    ("attends to the {pattern}" with "previous token" gives "关注前一个词元").
+    "block 3, head 7" and gives "第 3 层、第 7 个头"; a field's text that is itself listed, exactly or as a
+    template, is translated too ("attends to the {pattern}" with "previous token" gives "关注前一个词元", and
+    "layer {layer}, {head}, ..." with "head 3" gives "第 0 层，第 3 个头，...").
     """
     if not isinstance(text, str) or not text or (lang or language()) != "zh":
         return text
@@ -226,7 +227,7 @@ def translate(text, lang=None):
     for pattern, chinese in patterns:
         match = pattern.match(text)
         if match:
-            return chinese.format(**{name: exact.get(value, value) for name, value in match.groupdict().items()})
+            return chinese.format(**{name: translate(value, lang) for name, value in match.groupdict().items()})
     return text
 
 

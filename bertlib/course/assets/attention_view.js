@@ -242,8 +242,11 @@ function render({ model, el }) {
     const map = mapAt(s.bytes, s.size, 0);
     const keys = topKeys(map, s.size, query, s.tokens, 5);
     const parts = keys.map((key) => `${s.tokens[key]}#${key} ${(map[query * s.size + key] / 255 * s.scale).toFixed(2)}`);
-    info.textContent = `${s.tokens[query]}#${query} attends to: ${parts.join(", ")}` +
-      (s.count > 1 ? " (first head; the red row marks it in every head)" : "");
+    // the sentence in the learner's language, sent by Python (bertlib.course.messages.translate)
+    const words = model.get("words") || {};
+    const sentence = words.attends_to || "{token} attends to: {keys}";
+    info.textContent = sentence.replace("{token}", `${s.tokens[query]}#${query}`).replace("{keys}", parts.join(", ")) +
+      (s.count > 1 ? (words.first_head || " (first head; the red row marks it in every head)") : "");
   }
 
   canvas.addEventListener("mousemove", (event) => {
@@ -267,6 +270,7 @@ function render({ model, el }) {
     });
   }
   model.on("change:caption", () => describe(hovered));
+  model.on("change:words", () => describe(hovered));
   draw();
   describe(-1);
 }
