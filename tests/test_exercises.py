@@ -111,14 +111,18 @@ def test_stub_keeps_indentation_and_names_the_exercise():
         namespace["softmax"](1.0)
 
 
-def test_a_chinese_stub_differs_only_in_its_comment():
-    """exercises/zh/: the comment is Chinese; the code, whose NotImplementedError the grader reads, is the same."""
+def test_a_chinese_stub_differs_only_in_its_comment_and_message():
+    """exercises/zh/: the comment and the message are Chinese; the rest of the code, the NotImplementedError whose
+    type the grader reads as "not attempted" included, is the same."""
     english = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1")
     chinese = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1", lang="zh")
-    assert chinese == english.replace("    # YOUR CODE HERE", "    # 在此写下你的代码")
+    assert chinese == ('def softmax(x):\n    # 在此写下你的代码\n'
+                       '    raise NotImplementedError("练习 3.1：在此写下你的代码")')
+    assert chinese == english.replace("    # YOUR CODE HERE", "    # 在此写下你的代码").replace(
+        '"Exercise 3.1: write your code here"', '"练习 3.1：在此写下你的代码"')
     namespace = {}
     exec(chinese, namespace)  # noqa: S102
-    with pytest.raises(NotImplementedError, match="Exercise 3.1"):
+    with pytest.raises(NotImplementedError, match="练习 3.1：在此写下你的代码"):
         namespace["softmax"](1.0)
 
 

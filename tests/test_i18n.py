@@ -48,18 +48,24 @@ def first_markdown(path):
     return next(cell for cell in nb.cells if cell.cell_type == "markdown")
 
 
-def with_english_stub_comments(cells):
-    """Code cells of a Chinese exercise notebook with each stub's comment line put back in English.
+def with_english_stubs(cells):
+    """Code cells of a Chinese exercise notebook with each stub's comment and message put back in English.
 
     The one way a Chinese exercise's code may differ from the English: a stub's comment line (`# 在此写下你的代码`
-    for `# YOUR CODE HERE`, a whole line, at the stub's indentation). Everything else, the stub's
-    `raise NotImplementedError(...)` included, must be the English bytes.
+    for `# YOUR CODE HERE`, a whole line, at the stub's indentation) and the message of the line after it
+    (`raise NotImplementedError("练习 3.2：在此写下你的代码")` for `raise NotImplementedError("Exercise 3.2: write
+    your code here")`, a whole line too). Everything else, the exception's type included, must be the English bytes.
     """
     chinese, english = exercises.STUB_COMMENTS["zh"], exercises.STUB_COMMENTS["en"]
+    message = re.escape(exercises.STUB_MESSAGES["zh"]).replace(re.escape("{exercise_id}"), r"(?P<id>\d+\.\d+)")
+    raise_line = re.compile(rf'(?P<indent>\s*)raise NotImplementedError\("{message}"\)')
     restored = json.loads(json.dumps(cells))
     for cell in restored:
         lines = "".join(cell["source"]).split("\n")
         lines = [line[:len(line) - len(chinese)] + english if line.strip() == chinese else line for line in lines]
+        lines = [raise_line.sub(lambda match: match["indent"] + 'raise NotImplementedError("' +
+                                exercises.STUB_MESSAGES["en"].format(exercise_id=match["id"]) + '")', line)
+                 if raise_line.fullmatch(line) else line for line in lines]
         text = "\n".join(lines)
         cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
     return restored
@@ -75,12 +81,15 @@ def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
         for name in CHAPTERS:
             english, chinese = course / edition / name, course / edition / "zh" / name
             code = cells_of(chinese, "code")
-            if edition == i18n.EXERCISES:  # the stubs' comment is Chinese; nothing else differs
+            if edition == i18n.EXERCISES:  # the stubs' comment and message are Chinese; nothing else differs
                 stub_comments = sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["zh"]) for cell in code)
                 assert stub_comments == sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["en"])
                                             for cell in cells_of(english, "code")) > 0
-                assert exercises.STUB_COMMENTS["en"] not in json.dumps(code, ensure_ascii=False)
-                code = with_english_stub_comments(code)
+                zh_message, en_message = (exercises.STUB_MESSAGES[lang].split("{exercise_id}")[1] for lang in ("zh", "en"))
+                assert sum("".join(cell["source"]).count(zh_message) for cell in code) == stub_comments
+                shown = json.dumps(code, ensure_ascii=False)
+                assert exercises.STUB_COMMENTS["en"] not in shown and en_message not in shown
+                code = with_english_stubs(code)
             assert json.dumps(code) == json.dumps(cells_of(english, "code")), (edition, name)
             assert len(cells_of(chinese, "markdown")) == len(cells_of(english, "markdown"))
             metadata = json.loads(chinese.read_text(encoding="utf-8"))["metadata"]["bertlib"]
@@ -214,9 +223,10 @@ def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
     for folder in ("solutions", "exercises"):
         english = exercises.read_notebook(tmp_path / folder / "09_toy.ipynb")
         chinese = exercises.read_notebook(tmp_path / folder / "zh" / "09_toy.ipynb")
-        if folder == "exercises":  # the same cells, but for the stubs' comment
+        if folder == "exercises":  # the same cells, but for the stubs' comment and message
             assert exercises.STUB_COMMENTS["zh"] in chinese.cells[1].source
-            chinese.cells = nbformat.from_dict(with_english_stub_comments(chinese.cells))
+            assert 'raise NotImplementedError("练习 9.1：在此写下你的代码")' in chinese.cells[1].source
+            chinese.cells = nbformat.from_dict(with_english_stubs(chinese.cells))
         assert grading.grading_cells(chinese, solution) == grading.grading_cells(english, solution)
         assert grading.identify(tmp_path / folder / "zh" / "09_toy.ipynb", solution_paths).solution == \
             solution_paths[0]

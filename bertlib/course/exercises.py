@@ -13,7 +13,8 @@ The convention a solution notebook follows (docs/grading.md shows a complete exa
 - A solution cell holds one or more regions of whole statements between a `### BEGIN SOLUTION` line and a
   `### END SOLUTION` line. In `exercises/` each region becomes, at the indentation of its BEGIN line,
   `# YOUR CODE HERE` and `raise NotImplementedError("Exercise 3.2: write your code here")`; in the Chinese edition
-  (`exercises/zh/`) the comment reads `# 在此写下你的代码` and the code is the same.
+  (`exercises/zh/`) the comment reads `# 在此写下你的代码` and the message `练习 3.2：在此写下你的代码`, and the
+  exception is the same `NotImplementedError`, which the grader reads as "not attempted" by its type.
 - A check cell calls `bertlib.checks` helpers and ends with `done("3.2")`.
 - No cell outside an exercise may use a name defined in a solution region: in `exercises/` it would fail.
 
@@ -55,9 +56,11 @@ KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KEPT_CELL_METADATA = ("bertlib", "tags")
 # The title of a solution notebook and of its learner copy (first line of the first markdown cell), per language.
 TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"))
-# The comment of a stub, per language. Only the comment is translated: a stub's code (its NotImplementedError,
-# which the grader reads as "not attempted") is the same in both editions.
+# The comment and the message of a stub, per language. Only these two texts are translated: the stub raises
+# NotImplementedError in both editions, which the grader reads as "not attempted" by its type, never by its message.
 STUB_COMMENTS = {"en": "# YOUR CODE HERE", "zh": "# 在此写下你的代码"}
+STUB_MESSAGES = {"en": "Exercise {exercise_id}: write your code here",
+                 "zh": "练习 {exercise_id}：在此写下你的代码"}
 
 
 class ExerciseFormatError(ValueError):
@@ -162,7 +165,8 @@ def _replace_regions(source, begin, end, where, replacement):
 def stub_solution_regions(source, exercise_id, where="cell", lang="en"):
     """Replaces each BEGIN/END SOLUTION region of `source` by a stub raising NotImplementedError.
 
-    The stub's comment is in `lang` (`STUB_COMMENTS`); its code is the same in every language.
+    The stub's comment and message are in `lang` (`STUB_COMMENTS`, `STUB_MESSAGES`); the rest of its code, the
+    NotImplementedError included, is the same in every language.
 
     Example:
         >>> print(stub_solution_regions("def f(x):\\n    ### BEGIN SOLUTION\\n    return x\\n    ### END SOLUTION",
@@ -174,7 +178,7 @@ def stub_solution_regions(source, exercise_id, where="cell", lang="en"):
     def stub(begin_line):
         indent = begin_line[: len(begin_line) - len(begin_line.lstrip())]
         return [f"{indent}{STUB_COMMENTS[lang]}",
-                f'{indent}raise NotImplementedError("Exercise {exercise_id}: write your code here")']
+                f'{indent}raise NotImplementedError("{STUB_MESSAGES[lang].format(exercise_id=exercise_id)}")']
 
     return _replace_regions(source, BEGIN_MARKER, END_MARKER, where, stub)
 
@@ -213,7 +217,8 @@ def strip_outputs(nb):
 def build_exercise_notebook(nb, source_name="notebook", lang="en"):
     """Returns the exercise notebook for a solution notebook (a new object; `nb` is not changed).
 
-    `lang` is the language of the stubs' comment (`STUB_COMMENTS`): "zh" for `exercises/zh/`.
+    `lang` is the language of the stubs' comment and message (`STUB_COMMENTS`, `STUB_MESSAGES`): "zh" for
+    `exercises/zh/`.
 
     Solution regions become stubs, solution and check cells get the `raises-exception` tag, outputs are
     cleared and metadata is reduced to `kernelspec`, `language_info` (notebook) and `bertlib`, `tags` (cells).

@@ -14,7 +14,8 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 
 - every code cell is copied from the English notebook (source, outputs, metadata), so the code of the two
   editions cannot drift; `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`,
-  whose stubs then say `# 在此写下你的代码` where the English say `# YOUR CODE HERE` (the only difference);
+  whose stubs then say `# 在此写下你的代码` and `练习 3.2：在此写下你的代码` where the English say `# YOUR CODE HERE`
+  and `Exercise 3.2: write your code here` (the only difference; both raise NotImplementedError);
 - every markdown cell gets its Chinese text; a cell without Chinese text, or whose Chinese was written for an
   earlier English text, keeps its English with a one-line note, so the edition is always complete and honest;
 - the notebook metadata gets `"bertlib": {"lang": "zh", ...}`, which `bertlib.course.messages.language()` reads.
