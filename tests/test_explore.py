@@ -279,6 +279,11 @@ def test_the_explorers_speak_chinese_in_the_chinese_edition(small_backbone, toke
     pretrainer = BertPretrainer(small_backbone)
     predictions = explore.predictions(pretrainer, tokenizer, "The [MASK] sat.")
     assert untranslated(_shown_words(predictions.widget)) == []
+    text_box, status = predictions.widget.children[0], predictions.widget.children[1].children[1]
+    text_box.value = "No mask here."  # what a learner may type: the error shows in the learner's language
+    assert status.value == "'No mask here.' 里没有 [MASK]：在希望模型猜词的位置写上 [MASK]。"
+    with pytest.raises(ValueError, match="has no \\[MASK\\]"):  # a caller's traceback stays English
+        explore.top_k_predictions(pretrainer, tokenizer, "No mask here.")
 
     attention = explore.attention(small_backbone, tokenizer, *PAIR, layer=1, head=3)
     assert attention.caption().startswith("第 1 层，第 3 个头，14 个词元：") and attention.caption().endswith("看它关注哪里。")

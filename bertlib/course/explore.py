@@ -272,7 +272,7 @@ class AttentionExplorer:
             try:
                 self.set_text(text.value, pair.value or None)
             except ValueError as error:
-                status.value = str(error)
+                status.value = translate(str(error))
                 return
             status.value = translate(f"encoded: {len(self.tokens)} tokens")
             self.redraw()
@@ -567,7 +567,7 @@ class PredictionExplorer:
                     self.update(text.value, k.value)
                     status.value = ""
                 except ValueError as error:
-                    status.value = str(error)
+                    status.value = translate(str(error))
 
             text.observe(on_change, names="value")
             k.observe(on_change, names="value")

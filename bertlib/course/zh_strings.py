@@ -143,6 +143,9 @@ STRINGS = {
     "Run": "运行",
     "encode the text and recompute every head": "编码文本，重新计算每一个头",
     "encoded: {count} tokens": "已编码：{count} 个词元",
+    "The text to explore must be a non-empty string, got {text}.": "要探索的文本必须是非空字符串，收到的是 {text}。",
+    "{text} has no [MASK]: write [MASK] where the model should guess a word.":
+        "{text} 里没有 [MASK]：在希望模型猜词的位置写上 [MASK]。",
     "query (attending)": "查询（去关注的一方）",
     "key position": "键位置",
     "query position": "查询位置",
@@ -425,7 +428,7 @@ STRINGS = {
     "the cost of a step is the batch times the cost of one sequence": "一步的开销 = 批大小 × 一条序列的开销",
     "per token: 24 H^2 + 4 n H; times n tokens, times 256 sequences": "每个词元：24 H^2 + 4 n H；乘以 n 个词元，再乘以 256 条序列",
     "relative to every step at 512": "相对于每一步都用 512",
-    "a step at 128 has 4x fewer tokens, and each token's attention is 4x cheaper": "128 的一步词元少 4 倍，每个词元的注意力也便宜 4 倍",
+    "a step at 128 has 4x fewer tokens, and each token's attention is 4x cheaper": "128 的一步只有 512 的四分之一的词元，每个词元的注意力开销也只有四分之一",
     "s steps at 512 and 1 - s at 128 should cost half of all-512": "比例为 s 的步用 512、1 - s 的步用 128，总开销应是全用 512 的一半",
     "a step at 128 costs a fixed fraction r of one at 512: solve s + (1 - s) r = 1/2":
         "128 的一步的开销是 512 的一步的固定比例 r：解 s + (1 - s) r = 1/2",
