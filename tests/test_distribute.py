@@ -384,7 +384,7 @@ def test_finetune_places_its_model_with_distributed_on_two_jax_devices(tmp_path)
         for kind in ("cpu", "mirrored-cpu"):
             result, model = finetune.finetune("swag", {str(tmp_path)!r}, "tiny", epochs=1, batch_size=4,
                                               max_seq_length=32, learning_rate=1e-3, verbose=0, strategy=kind,
-                                              return_model=True, jit_compile=False)
+                                              return_model=True)  # XLA ('auto'): 2x faster than eager here
             sharding = model.backbone.trainable_variables[0].value.sharding
             print(json.dumps({{"kind": kind, "loss": result["last_epoch_train_loss"],
                                "accuracy": result["accuracy"], "devices": len(sharding.device_set),

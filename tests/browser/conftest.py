@@ -49,9 +49,11 @@ def browser():
 
 @pytest.fixture(scope="session")
 def screenshots():
-    if SCREENSHOTS.exists():
+    """A fresh screenshot folder. Under pytest-xdist (`make browser` runs two workers) every worker shares it, so
+    none may empty it: `make browser` empties it before the run."""
+    if SCREENSHOTS.exists() and "PYTEST_XDIST_WORKER" not in os.environ:
         shutil.rmtree(SCREENSHOTS)
-    SCREENSHOTS.mkdir(parents=True)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
 
 
