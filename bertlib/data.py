@@ -5,6 +5,7 @@ The flow is the one of the original `create_pretraining_data.py`, split so each 
     documents --(bertlib.nsp)--> instances --instances_to_arrays--> arrays --pretraining_dataset--> batches
                                                                           \\--write_tfrecords--> shards
     shards --read_tfrecords--> arrays (in memory)      shards --stream_tfrecords--> batches (any size)
+    arrays --left_to_right_dataset--> next-token batches (the left-to-right baseline, no masking)
 
 `arrays` is a dict of numpy arrays: (n, seq) int32 `token_ids, segment_ids, padding_mask`, (n,) int32
 `next_sentence_labels` (1 = NotNext, i.e. `is_random_next`) and, for statically masked data, (n, predictions)
@@ -181,6 +182,39 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     dataset = dataset.skip(start_batch - first_epoch * steps_per_epoch)  # index slices only: cheap
     dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
+
+
+def left_to_right_dataset(arrays, batch_size, seed=0):
+    """Batches for a left-to-right language model (`BertPretrainer` with a causal backbone, no NSP): every
+    position predicts the next token, the baseline of the paper's ablation C.1 (chapter 03).
+
+    Each element is `(inputs, targets, weights)` for `train_on_batch(*batch)` or `fit`: `inputs` holds the
+    unmasked `token_ids, segment_ids, padding_mask` and `mask_positions` = 0 .. seq-2 (every position but the
+    last reads out a prediction); `targets["mlm_logits"]` is `token_ids[:, 1:]`, the token after each position;
+    `weights["mlm_logits"]` is `padding_mask[:, 1:]` as float32, so no padding is predicted. The rows are
+    shuffled with `seed` (a new order each pass), repeated without end, and batched with the last incomplete
+    batch dropped.
+
+    Args:
+        arrays: dict of numpy arrays with `token_ids, segment_ids, padding_mask` (n, seq), as for
+            `pretraining_dataset`.
+        batch_size: int, 1 <= batch_size <= n.
+        seed: int, defaults to 0.
+    """
+    import tensorflow as tf
+
+    missing = [key for key in SEQUENCE_KEYS if key not in arrays]
+    if missing:
+        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS}.")
+    count, length = arrays["token_ids"].shape
+    if not 1 <= batch_size <= count:
+        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
+    inputs = {name: arrays[name] for name in SEQUENCE_KEYS}
+    inputs["mask_positions"] = np.tile(np.arange(length - 1, dtype=np.int32), (count, 1))
+    targets = {"mlm_logits": arrays["token_ids"][:, 1:]}
+    weights = {"mlm_logits": arrays["padding_mask"][:, 1:].astype(np.float32)}
+    return (tf.data.Dataset.from_tensor_slices((inputs, targets, weights)).shuffle(count, seed=seed)
+            .repeat().batch(batch_size, drop_remainder=True).with_options(input_options()))
 
 
 def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):

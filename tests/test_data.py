@@ -232,6 +232,35 @@ def test_the_batches_train_a_tiny_pretrainer(arrays, masker):
     assert losses[0] > 0.8 * np.log(30522) and losses[-1] < losses[0] - 0.3, losses
 
 
+def test_left_to_right_batches_predict_each_next_token(arrays):
+    """Brute force, row by row: each batch row is one input row, unmasked, whose every position but the last
+    reads out the next token, padding weighted 0; a pass visits every row once before any repeats."""
+    count, length = arrays["token_ids"].shape
+    batches = data.left_to_right_dataset(arrays, 8, seed=3).take(2 * (count // 8)).as_numpy_iterator()
+    rows = {arrays["token_ids"][row].tobytes(): row for row in range(count)}
+    seen = []
+    for inputs, targets, weights in batches:
+        assert inputs["mask_positions"].shape == (8, length - 1) and (inputs["mask_positions"] == np.arange(length - 1)).all()
+        for token_ids, target, weight, segment_ids, padding_mask in zip(
+                inputs["token_ids"], targets["mlm_logits"], weights["mlm_logits"], inputs["segment_ids"],
+                inputs["padding_mask"]):
+            row = rows[token_ids.tobytes()]
+            seen.append(row)
+            np.testing.assert_array_equal(target, arrays["token_ids"][row, 1:])
+            np.testing.assert_array_equal(weight, arrays["padding_mask"][row, 1:].astype(np.float32))
+            np.testing.assert_array_equal(segment_ids, arrays["segment_ids"][row])
+            np.testing.assert_array_equal(padding_mask, arrays["padding_mask"][row])
+    per_pass = count // 8 * 8
+    assert len(set(seen[:per_pass])) == per_pass  # no row twice within a pass...
+    assert seen[:per_pass] != sorted(seen[:per_pass]) and seen[:per_pass] != seen[per_pass:]  # ...shuffled anew
+    again = next(data.left_to_right_dataset(arrays, 8, seed=3).as_numpy_iterator())[0]["token_ids"]
+    np.testing.assert_array_equal(again, arrays["token_ids"][seen[:8]])  # the same seed, the same order
+    with pytest.raises(ValueError, match="batch_size=0"):
+        data.left_to_right_dataset(arrays, 0)
+    with pytest.raises(ValueError, match="padding_mask"):
+        data.left_to_right_dataset({"token_ids": arrays["token_ids"], "segment_ids": arrays["segment_ids"]}, 8)
+
+
 def test_cli_writes_shards_and_prints_a_json_summary(tmp_path, capsys):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat.\nit was warm.\nthen it slept.\n\n"
