@@ -120,9 +120,13 @@ unit: $(STAMP)
 notebooks: $(STAMP)
 	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
 
-# What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place.
+# What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place; then
+# the Chinese edition, whose own outputs (figures, results and messages in Chinese) the next `course-i18n build`
+# keeps while its code is the English code (bertlib.course.i18n.keep_own_run).
 full: $(STAMP)
 	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/*.ipynb))
+	$(BIN)/bertlib course-i18n build
+	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/zh/*.ipynb))
 
 # The same on JAX or PyTorch, into build/full-jax or build/full-torch: the stored outputs stay TensorFlow's.
 full-jax full-torch: full-%: $(STAMP)

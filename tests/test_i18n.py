@@ -71,6 +71,44 @@ def with_english_stubs(cells):
     return restored
 
 
+def test_a_chinese_full_run_keeps_its_own_outputs_while_the_code_is_the_same(course):
+    """`make full` runs the Chinese edition too: its outputs (figures, results, check messages in Chinese) stay
+    in notebooks/zh/ through every build while its run record's code hash is the code's; a record copied from the
+    English run never counts; when the English code changes, the English outputs come back until a new run."""
+    i18n.build(course)
+    english_path, chinese_path = course / "notebooks" / CHAPTERS[1], course / "notebooks" / "zh" / CHAPTERS[1]
+    english_outputs = [cell["outputs"] for cell in cells_of(english_path, "code")]
+    copied = nbformat.read(chinese_path, as_version=4)
+    assert copied.metadata["bertlib"]["run"].get("lang") != "zh"  # the English run's record, copied
+
+    def run_in_chinese(record):  # what tools/run_notebook.py --full writes after running notebooks/zh/...
+        notebook = nbformat.read(chinese_path, as_version=4)
+        for index, cell in enumerate(cell for cell in notebook.cells if cell.cell_type == "code"):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"中文输出 {index}\n")]
+        notebook.metadata["bertlib"]["run"] = {**notebook.metadata["bertlib"]["run"], "mode": "full",
+                                               "code_sha256": exercises.code_fingerprint(notebook), **record}
+        nbformat.write(notebook, chinese_path)
+
+    def shown():
+        return [cell["outputs"] for cell in cells_of(chinese_path, "code")]
+
+    run_in_chinese({"lang": "zh"})
+    i18n.build(course)
+    assert "".join(shown()[0][0]["text"]) == "中文输出 0\n" and len(shown()) == len(english_outputs)
+    assert i18n.build(course) == []  # stable: a second build writes nothing
+    assert i18n.check(course).generated == []
+    run_in_chinese({"lang": "en"})  # an English record, even with this code's hash, is not the edition's run
+    i18n.build(course)
+    assert shown() == english_outputs
+    run_in_chinese({"lang": "zh"})
+    english = nbformat.read(english_path, as_version=4)
+    next(cell for cell in english.cells if cell.cell_type == "code").source += "\n# changed"
+    nbformat.write(english, english_path)
+    i18n.build(course)
+    assert shown() == [cell["outputs"] for cell in cells_of(english_path, "code")]  # the English outputs again
+    assert json.loads(chinese_path.read_text(encoding="utf-8"))["metadata"]["bertlib"]["run"].get("lang") != "zh"
+
+
 def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
     cell = first_markdown(course / "solutions" / CHAPTERS[0])
     i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, "# 中文标题\n\n正文。",

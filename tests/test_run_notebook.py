@@ -38,7 +38,15 @@ def test_a_jax_run_goes_to_the_output_folder_and_records_its_backend(tmp_path):
     executed = json.loads((tmp_path / "jax" / "chapter.ipynb").read_text())
     assert "".join(executed["cells"][0]["outputs"][0]["text"]).strip() == "jax"
     assert executed["metadata"]["bertlib"]["run"]["backend"] == "jax"
+    assert executed["metadata"]["bertlib"]["run"]["lang"] == "en"  # a notebook without a language is English
     assert (tmp_path / "chapter.ipynb").read_text() == stored
+
+
+def test_the_run_record_names_the_edition_it_ran_in():
+    """The Chinese edition's own run is told from a copy of the English record by its `lang`
+    (bertlib.course.i18n.keep_own_run keeps only the former)."""
+    assert run_notebook.run_record(False, 1.0, "abc", code="sha", lang="zh")["lang"] == "zh"
+    assert run_notebook.run_record(False, 1.0, "abc", code="sha")["lang"] == "en"
 
 
 @pytest.mark.slow

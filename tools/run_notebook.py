@@ -17,7 +17,6 @@ TensorFlow's, so a run on JAX or PyTorch needs --output-dir and never writes ove
 """
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,8 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+from bertlib.course.exercises import code_fingerprint
 
 KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator", "bertlib"}
 # TensorFlow's C++ start-up lines (absl, oneDNN, CUDA probing) are printed before any setting can hide them.
@@ -80,20 +81,10 @@ BACKENDS = ("tensorflow", "jax", "torch")
 STORED_BACKEND = "tensorflow"  # the backend of the outputs stored in the repository
 
 
-def code_fingerprint(notebook):
-    """sha256 of the notebook's code cells, in order: the stored outputs belong to exactly this code."""
-    digest = hashlib.sha256()
-    for cell in notebook["cells"]:
-        if cell["cell_type"] == "code":
-            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            digest.update(source.encode("utf-8") + b"\0")
-    return digest.hexdigest()
-
-
-def run_record(fast, seconds, commit, backend=STORED_BACKEND, code=None):
+def run_record(fast, seconds, commit, backend=STORED_BACKEND, code=None, lang="en"):
     return {"mode": "fast" if fast else "full", "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": round(seconds, 1), "commit": commit, "load_average": round(os.getloadavg()[0], 2),
-            "backend": backend, "code_sha256": code}
+            "backend": backend, "code_sha256": code, "lang": lang}
 
 
 def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STORED_BACKEND):
@@ -124,7 +115,8 @@ def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STO
                           + "\n")
         metadata = {key: value for key, value in notebook.metadata.get("bertlib", {}).items() if key != "run"}
         notebook.metadata["bertlib"] = {**metadata, "run": run_record(fast, elapsed, commit, backend,
-                                                                      code_fingerprint(notebook))}
+                                                                      code_fingerprint(notebook),
+                                                                      metadata.get("lang", "en"))}
         if output_dir:
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, target)

@@ -144,7 +144,7 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
             raise CheckFailed(_message(message("trial", call=call, trial=trial, trials=trials), _show(expected),
                                        message("raised", error_type=type(error).__name__, error=error),
                                        hint)) from error
-        with _answer_compared(message("trial", call=call, trial=trial, trials=trials), lambda: _show(expected), got,
+        with _answer_compared(message("trial", call=call, trial=trial, trials=trials), lambda expected=expected: _show(expected), got,
                               hint):
             problem = _structure_difference(got, expected, rtol, atol)
         if problem:

@@ -31,6 +31,7 @@ learner's value has not told the learner what is wrong).
 import ast
 import contextlib
 import difflib
+import hashlib
 import io
 import json
 import re
@@ -298,6 +299,16 @@ def expected_exercises(solutions_dir):
         expected[path.name] = notebook_text(exercise)
     return expected
 
+
+def code_fingerprint(notebook):
+    """sha256 of the notebook's code cells, in order: the stored outputs belong to exactly this code (the run
+    record of `tools/run_notebook.py` holds it as `code_sha256`)."""
+    digest = hashlib.sha256()
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            digest.update(source.encode("utf-8") + b"\0")
+    return digest.hexdigest()
 
 def read_notebook(path):
     """Reads a notebook as nbformat 4; a file that is not a notebook raises ExerciseFormatError naming it.

@@ -13,7 +13,9 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 `build` writes `notebooks/zh/`, `solutions/zh/` and `exercises/zh/`:
 
 - every code cell is copied from the English notebook (source, outputs, metadata), so the code of the two
-  editions cannot drift; `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`,
+  editions cannot drift; the outputs are the English run's unless the Chinese notebook holds its own full run of
+  exactly this code (`tools/run_notebook.py --full notebooks/zh/...`, `make full`), which are kept
+  (`keep_own_run`); `exercises/zh/` is built from `solutions/zh/` by the same function as `exercises/`,
   whose stubs then say `# 在此写下你的代码` and `练习 3.2：在此写下你的代码` where the English say `# YOUR CODE HERE`
   and `Exercise 3.2: write your code here` (the only difference; both raise NotImplementedError);
 - every markdown cell gets its Chinese text; a cell without Chinese text, or whose Chinese was written for an
@@ -224,6 +226,7 @@ def expected_edition(root, lang="zh"):
             nb = exercises.read_notebook(path)
             entries = read_translations(translation_path(root, lang, edition, path.stem))
             translated, status = translate_notebook(nb, entries, lang)
+            keep_own_run(translated, root / edition / lang / path.name, exercises.code_fingerprint(nb), lang)
             statuses[(edition, path.stem)] = (status, entries, nb)
             files[f"{edition}/{lang}/{path.name}"] = exercises.notebook_text(translated)
             if edition == "solutions":
@@ -232,6 +235,27 @@ def expected_edition(root, lang="zh"):
                 files[f"{EXERCISES}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
     return files, statuses
 
+
+def keep_own_run(translated, own_path, code, lang="zh"):
+    """Gives `translated` the outputs of its own edition's full run (`tools/run_notebook.py --full` on
+    `notebooks/zh/...`: figures, printed results and check messages in Chinese), where that run exists, ran in
+    `lang` (its run record's `lang`; a record copied from the English run says "en" or nothing) and was made with
+    exactly this code (its `code_sha256`); else `translated` keeps the English outputs it was copied with.
+    Returns True when the edition's own outputs were kept."""
+    if not own_path.is_file():
+        return False
+    own = exercises.read_notebook(own_path)
+    run = own.metadata.get("bertlib", {}).get("run", {})
+    own_cells = {cell.get("id"): cell for cell in own.cells if cell.cell_type == "code"}
+    code_cells = [cell for cell in translated.cells if cell.cell_type == "code"]
+    if (run.get("mode") != "full" or run.get("lang") != lang or run.get("code_sha256") != code
+            or any(cell.get("id") not in own_cells for cell in code_cells)):
+        return False
+    for cell in code_cells:
+        cell.outputs = own_cells[cell.id].outputs
+        cell.execution_count = own_cells[cell.id].execution_count
+    translated.metadata["bertlib"] = {**translated.metadata.get("bertlib", {}), "run": run}
+    return True
 
 def build(root=None, lang="zh", out=None):
     """Writes the `lang` edition under `out` (default: the repository), removing stale generated notebooks.

@@ -8,8 +8,8 @@ import numpy as np
 
 from bertlib import metrics
 from bertlib.tasks._files import existing_file, read_text
-from bertlib.tasks.heads import BertMultipleChoice
 from bertlib.tasks._task import Task, TaskData, cross_entropy_compile, predict, subset, write_prediction_tsv
+from bertlib.tasks.heads import BertMultipleChoice
 
 EVAL_BATCH_SIZE = 64
 
