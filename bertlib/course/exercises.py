@@ -310,6 +310,7 @@ def code_fingerprint(notebook):
             digest.update(source.encode("utf-8") + b"\0")
     return digest.hexdigest()
 
+
 def read_notebook(path):
     """Reads a notebook as nbformat 4; a file that is not a notebook raises ExerciseFormatError naming it.
 
