@@ -344,6 +344,56 @@ def test_runtime_strings_of_a_cell_are_found_as_templates():
                                             "training accuracy", "4H with H = 768", "measured ({len} tokens)"]
 
 
+def test_runtime_strings_cover_ticks_texts_and_the_spread_plot():
+    source = ('evidence.show_spread(d, f"{key}: minus 80/10/10 ({STEPS} steps)", "accuracy (points)")\n'
+              'ax.set_xticks(range(2), ["IsNext", "NotNext"])\nax.text(0, 1, "forward stack")\n'
+              'ax.errorbar(0, 1, label="median and range" if first else None)\nax.set_xlabel(f"{value}%")')
+    assert i18n.runtime_strings(source) == ["{key}: minus 80/10/10 ({STEPS} steps)", "accuracy (points)", "IsNext",
+                                            "NotNext", "forward stack", "median and range"]  # "{value}%": no word
+
+
+def test_series_strings_follow_labels_through_loops_and_dicts_across_cells():
+    cells = ['effects = {f"{task.upper()}: No NSP minus NSP": [1] for task in tasks}',
+             'effects["MLM accuracy: No NSP minus NSP"] = [2]\nother = {"not shown": 1}',
+             'links = {"no keep: trusts less": [1], "H=16": [2]}\nGROUPS = ("feed-forward", "pooler")',
+             'show_spread(effects, "t", "y")\nshow_spread(links, title="t", ylabel="y")\n'
+             'plot_grouped_bars({"series a": {"group b": 1.0}})',
+             # a loop over literals fills a dict that a later cell plots (chapter 01's telephone task)
+             'runs = {}\nfor name, causal in (("left-to-right", True), ("bidirectional", False)):\n    runs[name] = 1',
+             'plot_lines({name: run for name, run in runs.items()})',
+             # a label held by a loop variable, through a tuple of tuples, zip, enumerate and a named tuple
+             'for seconds, label in ((a, "key-value cache"), (b, "re-encode")):\n    ax.plot(seconds, label=label)',
+             'panels = [("signal", "Signal per token"), ("mask", "Mismatch")]\n'
+             'for ax, (key, title) in zip(axes, panels):\n    ax.set(title=title)',
+             'for offset, group in enumerate(GROUPS):\n    ax.bar(offset, 1, label=group)',
+             'sets = {"Python docs (held out)": 1}\nax.set_xticks(range(1), list(sets))',
+             'for name in other:\n    print(name)\nfor model in models:\n    ax.plot(1, label=model.name)']
+    assert sorted(i18n.series_strings(cells)) == sorted([
+        "no keep: trusts less", "series a", "group b", "{task}: No NSP minus NSP", "MLM accuracy: No NSP minus NSP",
+        "left-to-right", "bidirectional", "key-value cache", "re-encode", "Signal per token", "Mismatch",
+        "feed-forward", "pooler", "Python docs (held out)"])  # "not shown" is printed, never plotted
+
+
+def test_every_figure_text_of_the_library_and_the_notebooks_has_chinese():
+    """Issue 25: every figure text appears in Chinese; the library's own labels and defaults included."""
+    import ast
+    import inspect
+
+    from bertlib.course import evidence, plots, zh_strings
+
+    for module in (plots, evidence):
+        source = inspect.getsource(module)
+        shown = i18n.runtime_strings(source)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                names = [arg.arg for arg in node.args.args][len(node.args.args) - len(node.args.defaults):]
+                shown += [default.value for name, default in zip(names, node.args.defaults)
+                          if name in ("title", "xlabel", "ylabel") and isinstance(default, ast.Constant)
+                          and isinstance(default.value, str) and default.value]
+        assert [text for text in i18n._shown(shown) if text not in zh_strings.STRINGS] == [], module.__name__
+    assert i18n.untranslated_strings() == {}
+
+
 @pytest.fixture()
 def plot_state():
     with matplotlib.rc_context():

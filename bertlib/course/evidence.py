@@ -147,14 +147,14 @@ def show_spread(differences, title, ylabel, unit="points", ax=None):
     own_figure = ax is None
     if own_figure:
         _, ax = plt.subplots(figsize=(max(5, 1.2 * len(spreads) + 2), 3.6))
-    names = list(spreads)
+    names, crowded = list(spreads), len(spreads) > 3 or max(map(len, spreads)) > 14  # long labels tilt
     for index, name in enumerate(names):
         ax.scatter([index] * len(differences[name]), differences[name], color="gray", s=12, zorder=2)
         s = spreads[name]
         ax.errorbar(index, s.median, yerr=[[s.median - s.low], [s.high - s.median]], fmt="o", color="C0",
                     capsize=6, zorder=3, label="median and range" if index == 0 else None)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(names)), names, rotation=20 if len(names) > 3 else 0, ha="right" if len(names) > 3 else "center")
+    ax.set_xticks(range(len(names)), names, rotation=20 if crowded else 0, ha="right" if crowded else "center")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()

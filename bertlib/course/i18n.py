@@ -31,6 +31,7 @@ translation file, the cell id and the text. By default it fails only on (c), (e)
 `--strict` also fails on (a), (b), (d) and (g), and on an edition that was never built.
 """
 
+import collections
 import difflib
 import hashlib
 import json
@@ -134,11 +135,12 @@ class Coverage:
     glossary: list = field(default_factory=list)
     links: list = field(default_factory=list)  # relative links of the Chinese text that lead to no file
     typesetting: list = field(default_factory=list)  # breaches of `typesetting_problems` (fail under --strict)
+    untranslated: list = field(default_factory=list)  # figure or hint text not in zh_strings (fails under --strict)
 
     def failures(self, strict):
         found = self.generated + self.glossary + self.links
         if strict:
-            found += self.missing + self.stale + self.orphans + self.not_built + self.typesetting
+            found += self.missing + self.stale + self.orphans + self.not_built + self.typesetting + self.untranslated
         return found
 
     def summary(self):
@@ -147,7 +149,8 @@ class Coverage:
         return (f"{'; '.join(parts)}; {len(self.missing)} missing, {len(self.stale)} stale, "
                 f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
                 f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
-                f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems")
+                f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems, "
+                f"{len(self.untranslated)} hints and figure texts without Chinese")
 
 
 def english_notebooks(root, edition):
@@ -326,6 +329,8 @@ def check(root=None, lang="zh", glossary_path=None):
             for problem in typesetting_problems(unwrap_cjk(entry["zh"])):  # the text as the edition shows it
                 coverage.typesetting.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}, "
                                             f"cell {cell_id}: {problem}")
+    for text, places in untranslated_strings(root, lang).items():
+        coverage.untranslated.append(f"{places[0]}: shown in English (not in bertlib/course/zh_strings.py): {text!r}")
     return coverage
 
 
@@ -597,14 +602,11 @@ def run(args):
         return 2
     listed = coverage.generated + coverage.glossary + coverage.links
     if args.report or args.strict:
-        listed = coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + coverage.typesetting + listed
+        listed = (coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + coverage.typesetting
+                  + coverage.untranslated + listed)
     for line in listed:
         print(line)
-    untranslated = untranslated_strings(args.root, args.lang)
-    if args.report or args.strict:
-        for text, places in untranslated.items():
-            print(f"{places[0]}: shown in English (not in bertlib/course/zh_strings.py): {text!r}")
-    print(f"{args.lang} edition: {coverage.summary()}; {len(untranslated)} hints and plot labels without Chinese")
+    print(f"{args.lang} edition: {coverage.summary()}")
     failures = coverage.failures(args.strict)
     if failures:
         print(f"{len(failures)} problems: write or update the Chinese text in i18n/{args.lang}/ (see `bertlib "
@@ -615,36 +617,168 @@ def run(args):
 
 # --------------------------------------------------------------------------------- strings shown at run time
 
-LABEL_CALLS = {"set_title": 0, "set_xlabel": 0, "set_ylabel": 0, "suptitle": 0, "title": 0, "xlabel": 0,
-               "ylabel": 0}
-LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "hint")
+# Calls whose positional arguments at these indexes are text a figure or a check shows (a list literal: each item).
+LABEL_CALLS = {"set_title": (0,), "set_xlabel": (0,), "set_ylabel": (0,), "suptitle": (0,), "title": (0,),
+               "xlabel": (0,), "ylabel": (0,), "text": (2,), "annotate": (0,), "set_xticks": (1,),
+               "set_yticks": (1,), "set_xticklabels": (0,), "set_yticklabels": (0,), "show_spread": (1, 2)}
+LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "labels", "hint", "legend_title")
+# Plotting helpers whose first argument is a dict: its keys name the series, bars or ticks a figure shows.
+SERIES_CALLS = ("show_spread", "plot_lines", "plot_bars", "plot_grouped_bars", "plot_heatmaps", "plot_shares")
 
 
-def runtime_strings(source):
-    """The English strings a code cell shows through plots and checks: titles, axis labels, legend labels, hints.
-
-    String literals only; an f-string becomes a template whose `{fields}` are named after its expressions
-    (`f"block {layer}"` gives "block {layer}"), the form `bertlib.course.zh_strings` lists it in.
-    """
+def _parse(source):
     import ast
 
     code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
     try:
-        tree = ast.parse(code)
+        return ast.parse(code)
     except SyntaxError:
+        return None
+
+
+def _call_name(node):
+    import ast
+
+    return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+
+
+def _shown(texts):
+    """The texts with a word in them (two letters outside the `{fields}`): "{value}%" or "n={count}" need none."""
+    return [text for text in texts if text and re.search(r"[A-Za-z]{2}", re.sub(r"\{\w+\}", "", text))]
+
+
+def runtime_strings(source):
+    """The English strings a code cell shows through plots and checks: titles, axis labels, ticks, legend labels, hints.
+
+    String literals only; an f-string becomes a template whose `{fields}` are named after its expressions
+    (`f"block {layer}"` gives "block {layer}"), the form `bertlib.course.zh_strings` lists it in. The keys of
+    a dict a cell hands to a plotting helper are found by `series_strings`, over the whole notebook.
+    """
+    import ast
+
+    tree = _parse(source)
+    if tree is None:
         return []
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        values = [node.args[0]] if name in LABEL_CALLS and node.args else []
+        name = _call_name(node)
+        values = [node.args[index] for index in LABEL_CALLS.get(name, ()) if index < len(node.args)]
         values += [keyword.value for keyword in node.keywords if keyword.arg in LABEL_KEYWORDS]
         for value in values:
-            text = _template(value)
-            if text and re.search(r"[A-Za-z]{2}", text):
-                found.append(text)
+            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp)
+                                                         else (item,))]
+            found += _shown(_template(item) for item in items)
     return list(dict.fromkeys(found))
+
+
+def series_strings(sources):
+    """Figure text that reaches a plot through names, over the cells `sources` of one notebook.
+
+    `runtime_strings` reads literals at the call; this follows them one or two steps: a label held by a loop
+    variable (`for seconds, label in ((..., "key-value cache"), ...)`, also through `zip`, `enumerate` and a
+    tuple named in another cell), and the keys of a dict handed to a plotting helper (`show_spread(effects)`
+    with `effects = {...}`, a comprehension, or `effects[name] = ...` in a loop over literals). What flows
+    through attributes or function results (`model.name`) is not followed.
+    """
+    import ast
+
+    trees = [tree for tree in map(_parse, sources) if tree is not None]
+    cells = [(index, node) for index, tree in enumerate(trees) for node in ast.walk(tree)]
+    assigned = {}  # name -> the last value assigned to it, in any cell
+    for _, node in cells:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = node.value
+    values = collections.defaultdict(list)  # (cell, name) -> the strings a loop of that cell binds to the name
+
+    def elements(iterable):
+        """The items a `for` over `iterable` yields, as nodes, when they are written in the code."""
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") in ("list", "sorted") and iterable.args:
+            iterable = iterable.args[0]
+        if isinstance(iterable, ast.Name) and isinstance(assigned.get(iterable.id), (ast.Dict, ast.DictComp)):
+            return [ast.Constant(text) for text in keys(iterable.id)]  # a dict yields its keys
+        if isinstance(iterable, ast.Name) and iterable.id in assigned:
+            iterable = assigned[iterable.id]
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+            return list(iterable.elts)
+        if isinstance(iterable, ast.Dict):
+            return [key for key in iterable.keys if key is not None]
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute):
+            if iterable.func.attr == "items" and isinstance(iterable.func.value, ast.Name):
+                return [ast.Tuple(elts=[ast.Constant(text), None]) for text in keys(iterable.func.value.id)]
+            if iterable.func.attr == "keys" and isinstance(iterable.func.value, ast.Name):
+                return [ast.Constant(text) for text in keys(iterable.func.value.id)]
+        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") in ("zip", "enumerate"):
+            columns = [elements(arg) for arg in iterable.args]
+            if iterable.func.id == "enumerate":
+                columns = [[], *columns[:1]]
+            rows = max(map(len, columns), default=0)  # a column not written in the code (axes) yields unknowns
+            columns = [column or [None] * rows for column in columns]
+            return [ast.Tuple(elts=list(row)) for row in zip(*columns)]
+        return []
+
+    def texts(node, cell):
+        """The strings `node` (in cell `cell`) may be: a literal, or a name a loop of that cell binds."""
+        if isinstance(node, ast.Name):
+            return values.get((cell, node.id), [])
+        return [text for text in [_template(node)] if text]
+
+    def bind(target, item, cell):
+        if isinstance(target, ast.Name) and item is not None:
+            values[cell, target.id] += texts(item, cell)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(item, (ast.Tuple, ast.List)):
+            for part, value in zip(target.elts, item.elts):
+                bind(part, value, cell)
+
+    def keys(name):
+        """The keys (strings) a dict named `name` gets anywhere in the notebook."""
+        found = []
+        for cell, node in cells:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id == name and isinstance(node.value, ast.Dict):
+                        found += [text for key in node.value.keys if key is not None for text in texts(key, cell)]
+                    elif isinstance(target, ast.Name) and target.id == name and isinstance(node.value, ast.DictComp):
+                        found += texts(node.value.key, cell)
+                    elif (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                          and target.value.id == name):
+                        found += texts(target.slice, cell)
+        return found
+
+    for _ in range(2):  # twice: a loop may read a dict whose keys a later cell's loop binds
+        for cell, node in cells:
+            if isinstance(node, (ast.For, ast.comprehension)):
+                for item in elements(node.iter):
+                    bind(node.target, item, cell)
+
+    found = []
+    for cell, node in cells:
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        shown = [node.args[index] for index in LABEL_CALLS.get(name, ()) if index < len(node.args)]
+        shown += [keyword.value for keyword in node.keywords if keyword.arg in LABEL_KEYWORDS]
+        for value in shown:
+            if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("list", "sorted") and value.args:
+                found += [_template(item) for item in elements(value.args[0])]  # set_xticks(..., list(sets))
+            elif isinstance(value, ast.Name):
+                found += texts(value, cell)
+        if name in SERIES_CALLS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Name):
+                found += keys(first.id)
+            elif isinstance(first, ast.DictComp):
+                found += texts(first.key, cell)
+            elif isinstance(first, ast.Dict):
+                found += [text for key in first.keys if key is not None for text in texts(key, cell)]
+                for value in first.values:  # plot_grouped_bars: {series: {group: value}}
+                    if isinstance(value, ast.Dict):
+                        found += [text for key in value.keys if key is not None for text in texts(key, cell)]
+    return list(dict.fromkeys(_shown(found)))
 
 
 def _template(node):
@@ -676,9 +810,12 @@ def untranslated_strings(root=None, lang="zh"):
     for edition in SOURCE_EDITIONS:
         for path in english_notebooks(root, edition):
             nb = exercises.read_notebook(path)
-            for cell in nb.cells:
-                if cell.cell_type == "code":
-                    for text in runtime_strings(cell.source):
-                        if text not in STRINGS:
-                            missing.setdefault(text, []).append(f"{edition}/{path.name}, cell {cell.id}")
+            code = [cell for cell in nb.cells if cell.cell_type == "code"]
+            for cell in code:
+                for text in runtime_strings(cell.source):
+                    if text not in STRINGS:
+                        missing.setdefault(text, []).append(f"{edition}/{path.name}, cell {cell.id}")
+            for text in series_strings([cell.source for cell in code]):
+                if text not in STRINGS:
+                    missing.setdefault(text, []).append(f"{edition}/{path.name}, a plotted dict's key")
     return missing

@@ -2,8 +2,10 @@
 
 Code cells are the same in both editions (`bertlib.course.i18n`), so their strings are translated when shown,
 by `bertlib.course.messages.translate`. A key with `{fields}` matches any text in their place (an f-string of a
-notebook, as `bertlib.course.i18n.runtime_strings` writes it). `bertlib course-i18n check --report` counts the
-strings of the notebooks not listed here; they are shown in English.
+notebook, as `bertlib.course.i18n.runtime_strings` writes it). `bertlib course-i18n check --strict` (run by
+`make test`) fails on a string the notebooks show in a figure or a hint that is not listed here: the literals at
+the call (`runtime_strings`) and what reaches a plot through loop variables and plotted dicts' keys
+(`series_strings`). A name kept in English (IsNext) is listed as itself.
 """
 
 STRINGS = {
@@ -18,6 +20,9 @@ STRINGS = {
     "Pretraining accuracies": "预训练准确率",
     "accuracy (fraction)": "准确率（比例）",
     # 01
+    "left-to-right": "从左到右",
+    "bidirectional": "双向",
+    "naive bidirectional LM": "天真的双向语言模型",
     "Who may attend to whom (dark/coloured = allowed)": "谁能看见谁（深色/彩色 = 允许）",
     "Left-to-right (GPT)": "从左到右（GPT）",
     "ELMo: two separate stacks": "ELMo：两个分开的网络",
@@ -36,6 +41,15 @@ STRINGS = {
     "Training loss: the naive objective collapses": "训练损失：天真的目标一路塌到零",
     "masked-LM cross-entropy (nats, log scale)": "掩码语言模型交叉熵（nats，对数刻度）",
     # 02
+    "embeddings": "嵌入",
+    "attention": "注意力",
+    "feed-forward": "前馈网络",
+    "LayerNorm": "LayerNorm",
+    "pooler": "池化层",
+    "ours, {size}": "自训词表，{size}",
+    "BERT uncased, 30,522": "BERT uncased，30,522",
+    "Python docs (held out)": "Python 文档（留出部分）",
+    "SST-2 movie reviews": "SST-2 影评",
     "block {layer}, head {head}: attends to the {pattern}": "第 {layer} 层第 {head} 个注意力头：关注{pattern}",
     "previous token": "前一个词元",  # a pattern that title names ("[CLS]" stays as it is)
     "key (attended to)": "键（被关注）",
@@ -46,6 +60,10 @@ STRINGS = {
     "Smaller vocabularies cut words into more pieces": "词表越小，词被切得越碎",
     "vocabulary": "词表",
     # 03
+    "{key}: minus 80/10/10 ({ABLATION_STEPS} steps)": "{key}：与 80/10/10 之差（{ABLATION_STEPS} 步）",
+    "feature-based": "基于特征",
+    "fine-tuned": "微调",
+    "probe accuracy difference (points)": "探针准确率之差（百分点）",
     "paper §3.1": "论文 §3.1",
     "measured ({slots} tokens)": "实测（{slots} 个词元）",
     "share of selected tokens (%)": "占被选中词元的比例（%）",
@@ -60,6 +78,12 @@ STRINGS = {
     "probe accuracy (%)": "探针准确率（%）",
     "pretraining step": "预训练步数",
     # 04
+    "IsNext": "IsNext",  # the labels' names, kept as the glossary keeps them
+    "NotNext": "NotNext",
+    "Removing NSP: change per seed (tiny model)": "去掉 NSP：各种子上的变化（微型模型）",
+    "points": "百分点",
+    "{task}: No NSP minus NSP": "{task}：不带 NSP 减带 NSP",
+    "MLM accuracy: No NSP minus NSP": "MLM 准确率：不带 NSP 减带 NSP",
     "pair length (tokens, with [CLS] and two [SEP])": "句对长度（词元数，含 [CLS] 和两个 [SEP]）",
     "pairs": "句对数",
     "Pair lengths: mostly full, 10% deliberately short (short_seq_prob)": "句对长度：大多装满，10% 故意取短（short_seq_prob）",
@@ -70,6 +94,9 @@ STRINGS = {
     "accuracy (%)": "准确率（%）",
     "Tiny BERT, MLM + NSP on the Python docs (seed 0)": "微型 BERT 在 Python 文档上做 MLM + NSP（种子 0）",
     # 05
+    "majority class": "多数类",
+    "random init": "随机初始化",
+    "pretrained MiniLM": "预训练的 MiniLM",
     "Pretraining: 10k warmup, linear decay over 1M steps": "预训练：预热 1 万步，在 100 万步内线性衰减",
     "step (thousands)": "步数（千）",
     "learning rate (x 1e-4)": "学习率（× 1e-4）",
@@ -83,6 +110,13 @@ STRINGS = {
     "cost at 512 / cost at 128": "512 的开销 / 128 的开销",
     "SST-2 dev, fine-tuned on {len} sentences": "SST-2 开发集，用 {len} 个句子微调",
     # 06
+    "Signal: loss terms per 128 tokens": "信号：每 128 个词元的损失项数",
+    "targets per sequence": "每条序列的预测目标数",
+    "Mismatch: [MASK] in the input": "错配：输入中的 [MASK]",
+    "share of input tokens": "占输入词元的比例",
+    "Targets whose neighbours are intact": "邻居完好的预测目标",
+    "share of targets": "占预测目标的比例",
+    "elmo_style": "ELMo 式",
     "bertlib masker (77 selected)": "bertlib 掩码器（选中 77 个）",
     "independent 15% / 80% coins": "各自独立的 15% / 80% 抛硬币",
     "paper: 512 × 0.15 × 0.8 = 61.44": "论文：512 × 0.15 × 0.8 = 61.44",
@@ -98,6 +132,8 @@ STRINGS = {
     "Learning XOR of the left and right neighbours": "学习左右邻居的异或",
     "training accuracy": "训练准确率",
     # 07
+    "re-encode the whole prefix (encoder)": "每步重新编码整个前缀（编码器）",
+    "key-value cache (decoder)": "键值缓存（解码器）",
     "Time to generate one token (faint: each token; line: running median)": "生成一个词元的耗时（浅色：逐个词元；折线：滑动中位数）",
     "tokens already in the sequence": "序列中已有的词元数",
     "milliseconds per token": "每个词元的毫秒数",
@@ -105,6 +141,13 @@ STRINGS = {
     "sentence length (words)": "句长（词数）",
     "error rate (%)": "错误率（%）",
     # 08
+    "80/10/10 (paper)": "80/10/10（论文）",
+    "no [MASK] branch (0/50/50)": "无 [MASK] 分支（0/50/50）",
+    "no random branch (80/20/0)": "无随机分支（80/20/0）",
+    "no keep branch (80/0/20)": "无保留分支（80/0/20）",
+    "no random: fooled more": "无随机分支：更易上当",
+    "no keep: trusts less": "无保留分支：更不信正确词",
+    "no [MASK]: cloze lower": "无 [MASK] 分支：完形填空更低",
     "share of 1,000 test sentences (%)": "占 1,000 个测试句的比例（%）",
     "MASK/SAME/RND": "MASK/SAME/RND",
     "Removing one branch of 80/10/10 ({STEPS} steps, toy language; median and range over {len} seed(s))":
@@ -120,6 +163,7 @@ STRINGS = {
     "pieces per SST-2 sentence": "每个 SST-2 句子的 WordPiece 数",
     "Bigger vocabulary, shorter sequences": "词表越大，序列越短",
     # plots.py defaults
+    "median and range": "中位数与范围",  # evidence.show_spread's legend
     "count": "计数",
     # ------------------------------------------------- the explorers (bertlib.course.explore): controls, tables
     # attention (02); the caption's {head} is itself translated ("head 3", "mean of all heads")
