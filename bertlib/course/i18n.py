@@ -620,7 +620,8 @@ def run(args):
 # Calls whose positional arguments at these indexes are text a figure or a check shows (a list literal: each item).
 LABEL_CALLS = {"set_title": (0,), "set_xlabel": (0,), "set_ylabel": (0,), "suptitle": (0,), "title": (0,),
                "xlabel": (0,), "ylabel": (0,), "text": (2,), "annotate": (0,), "set_xticks": (1,),
-               "set_yticks": (1,), "set_xticklabels": (0,), "set_yticklabels": (0,), "show_spread": (1, 2)}
+               "set_yticks": (1,), "set_xticklabels": (0,), "set_yticklabels": (0,), "show_spread": (1, 2),
+               "bar": (0,), "barh": (0,)}  # a bar chart's categories are its tick labels
 LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "labels", "hint", "legend_title")
 # Plotting helpers whose first argument is a dict: its keys name the series, bars or ticks a figure shows.
 SERIES_CALLS = ("show_spread", "plot_lines", "plot_bars", "plot_grouped_bars", "plot_heatmaps", "plot_shares")
@@ -691,8 +692,12 @@ def series_strings(sources):
     for _, node in cells:
         if isinstance(node, ast.Assign):
             for target in node.targets:
-                if isinstance(target, ast.Name):
-                    assigned[target.id] = node.value
+                pairs = [(target, node.value)]
+                if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):  # a, b = (...), (...)
+                    pairs = list(zip(target.elts, node.value.elts))
+                for name, value in pairs:
+                    if isinstance(name, ast.Name):
+                        assigned[name.id] = value
     values = collections.defaultdict(list)  # (cell, name) -> the strings a loop of that cell binds to the name
 
     def elements(iterable):
@@ -767,6 +772,8 @@ def series_strings(sources):
                 found += [_template(item) for item in elements(value.args[0])]  # set_xticks(..., list(sets))
             elif isinstance(value, ast.Name):
                 found += texts(value, cell)
+                if isinstance(assigned.get(value.id), (ast.List, ast.Tuple)):  # ax.bar(parts, ...), parts a tuple
+                    found += [_template(item) for item in elements(value)]
         if name in SERIES_CALLS and node.args:
             first = node.args[0]
             if isinstance(first, ast.Name):
@@ -817,5 +824,5 @@ def untranslated_strings(root=None, lang="zh"):
                         missing.setdefault(text, []).append(f"{edition}/{path.name}, cell {cell.id}")
             for text in series_strings([cell.source for cell in code]):
                 if text not in STRINGS:
-                    missing.setdefault(text, []).append(f"{edition}/{path.name}, a plotted dict's key")
+                    missing.setdefault(text, []).append(f"{edition}/{path.name}, through a name")
     return missing

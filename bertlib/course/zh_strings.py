@@ -94,6 +94,8 @@ STRINGS = {
     "accuracy (%)": "准确率（%）",
     "Tiny BERT, MLM + NSP on the Python docs (seed 0)": "微型 BERT 在 Python 文档上做 MLM + NSP（种子 0）",
     # 05
+    "attention scores": "注意力分数",
+    "whole backbone": "整个骨干网络",
     "majority class": "多数类",
     "random init": "随机初始化",
     "pretrained MiniLM": "预训练的 MiniLM",
