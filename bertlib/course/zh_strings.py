@@ -143,6 +143,10 @@ STRINGS = {
     "sentence length (words)": "句长（词数）",
     "error rate (%)": "错误率（%）",
     # 08
+    "cloze accuracy": "完形填空准确率",  # the measures of bertlib.course.toys.branch_probe, 08's bar groups
+    "trusts a correct word": "相信正确的词",
+    "fooled by a random word": "被随机词骗过",
+    "corrects a random word": "纠正随机词",
     "80/10/10 (paper)": "80/10/10（论文）",
     "no [MASK] branch (0/50/50)": "无 [MASK] 分支（0/50/50）",
     "no random branch (80/20/0)": "无随机分支（80/20/0）",
