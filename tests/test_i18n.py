@@ -368,11 +368,13 @@ def test_series_strings_follow_labels_through_loops_and_dicts_across_cells():
              'for offset, group in enumerate(GROUPS):\n    ax.bar(offset, 1, label=group)',
              'sets = {"Python docs (held out)": 1}\nax.set_xticks(range(1), list(sets))',
              'for name in other:\n    print(name)\nfor model in models:\n    ax.plot(1, label=model.name)',
-             'parts, lengths = ("attention scores", "whole backbone"), (128, 512)\nax.bar(parts, [1, 2])']
+             'parts, lengths = ("attention scores", "whole backbone"), (128, 512)\nax.bar(parts, [1, 2])',
+             'shares = {"random": 0.1, "unchanged": 0.1}\nnames = list(shares)\nax.set_xticks(range(2), names)']
     assert sorted(i18n.series_strings(cells)) == sorted([
         "no keep: trusts less", "series a", "group b", "{task}: No NSP minus NSP", "MLM accuracy: No NSP minus NSP",
         "left-to-right", "bidirectional", "key-value cache", "re-encode", "Signal per token", "Mismatch",
-        "feed-forward", "pooler", "Python docs (held out)", "attention scores", "whole backbone"])
+        "feed-forward", "pooler", "Python docs (held out)", "attention scores", "whole backbone", "random",
+        "unchanged"])
     # "not shown" is printed, never plotted; a model's name flows through an attribute, which is not followed
 
 

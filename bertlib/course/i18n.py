@@ -702,12 +702,13 @@ def series_strings(sources):
 
     def elements(iterable):
         """The items a `for` over `iterable` yields, as nodes, when they are written in the code."""
-        if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") in ("list", "sorted") and iterable.args:
-            iterable = iterable.args[0]
-        if isinstance(iterable, ast.Name) and isinstance(assigned.get(iterable.id), (ast.Dict, ast.DictComp)):
-            return [ast.Constant(text) for text in keys(iterable.id)]  # a dict yields its keys
-        if isinstance(iterable, ast.Name) and iterable.id in assigned:
-            iterable = assigned[iterable.id]
+        for _ in range(3):  # names = list(shares), shares a dict: unwrap list()/sorted() and names
+            if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") in ("list", "sorted") and iterable.args:
+                iterable = iterable.args[0]
+            elif isinstance(iterable, ast.Name) and isinstance(assigned.get(iterable.id), (ast.Dict, ast.DictComp)):
+                return [ast.Constant(text) for text in keys(iterable.id)]  # a dict yields its keys
+            elif isinstance(iterable, ast.Name) and iterable.id in assigned:
+                iterable = assigned[iterable.id]
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
             return list(iterable.elts)
         if isinstance(iterable, ast.Dict):
@@ -770,10 +771,8 @@ def series_strings(sources):
         for value in shown:
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("list", "sorted") and value.args:
                 found += [_template(item) for item in elements(value.args[0])]  # set_xticks(..., list(sets))
-            elif isinstance(value, ast.Name):
-                found += texts(value, cell)
-                if isinstance(assigned.get(value.id), (ast.List, ast.Tuple)):  # ax.bar(parts, ...), parts a tuple
-                    found += [_template(item) for item in elements(value)]
+            elif isinstance(value, ast.Name):  # a loop variable, or a name for a tuple or a dict's keys
+                found += texts(value, cell) + [_template(item) for item in elements(value)]
         if name in SERIES_CALLS and node.args:
             first = node.args[0]
             if isinstance(first, ast.Name):

@@ -60,6 +60,8 @@ STRINGS = {
     "Smaller vocabularies cut words into more pieces": "词表越小，词被切得越碎",
     "vocabulary": "词表",
     # 03
+    "[MASK]": "[MASK]",  # the special token's name stays as it is (glossary)
+    "unchanged": "不变",
     "{key}: minus 80/10/10 ({ABLATION_STEPS} steps)": "{key}：与 80/10/10 之差（{ABLATION_STEPS} 步）",
     "feature-based": "基于特征",
     "fine-tuned": "微调",
