@@ -643,6 +643,12 @@ def _call_name(node):
     return node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
 
 
+def _label_arguments(call):
+    """The argument nodes of `call` that a figure or a check shows (LABEL_CALLS positions, LABEL_KEYWORDS)."""
+    shown = [call.args[index] for index in LABEL_CALLS.get(_call_name(call), ()) if index < len(call.args)]
+    return shown + [keyword.value for keyword in call.keywords if keyword.arg in LABEL_KEYWORDS]
+
+
 def _shown(texts):
     """The texts with a word in them (two letters outside the `{fields}`): "{value}%" or "n={count}" need none."""
     return [text for text in texts if text and re.search(r"[A-Za-z]{2}", re.sub(r"\{\w+\}", "", text))]
@@ -664,10 +670,7 @@ def runtime_strings(source):
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _call_name(node)
-        values = [node.args[index] for index in LABEL_CALLS.get(name, ()) if index < len(node.args)]
-        values += [keyword.value for keyword in node.keywords if keyword.arg in LABEL_KEYWORDS]
-        for value in values:
+        for value in _label_arguments(node):
             items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
             items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp)
                                                          else (item,))]
@@ -765,15 +768,12 @@ def series_strings(sources):
     for cell, node in cells:
         if not isinstance(node, ast.Call):
             continue
-        name = _call_name(node)
-        shown = [node.args[index] for index in LABEL_CALLS.get(name, ()) if index < len(node.args)]
-        shown += [keyword.value for keyword in node.keywords if keyword.arg in LABEL_KEYWORDS]
-        for value in shown:
+        for value in _label_arguments(node):
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("list", "sorted") and value.args:
                 found += [_template(item) for item in elements(value.args[0])]  # set_xticks(..., list(sets))
             elif isinstance(value, ast.Name):  # a loop variable, or a name for a tuple or a dict's keys
                 found += texts(value, cell) + [_template(item) for item in elements(value)]
-        if name in SERIES_CALLS and node.args:
+        if _call_name(node) in SERIES_CALLS and node.args:
             first = node.args[0]
             if isinstance(first, ast.Name):
                 found += keys(first.id)
