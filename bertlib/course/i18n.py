@@ -260,6 +260,7 @@ def keep_own_run(translated, own_path, code, lang="zh"):
     translated.metadata["bertlib"] = {**translated.metadata.get("bertlib", {}), "run": run}
     return True
 
+
 def build(root=None, lang="zh", out=None):
     """Writes the `lang` edition under `out` (default: the repository), removing stale generated notebooks.
 
