@@ -39,8 +39,15 @@ small ops (about 2% on the bench step, 45% on the tiny one), so compare the prof
     python bench/step_time.py ...            # the figures this profiles
     python bench/profile_step.py [--steps 5] [--precisions float32 mixed_bfloat16] [--preset bench]
     python bench/profile_step.py --smoke      # tiny model, small batch, a few seconds
+    python bench/profile_step.py --model keras_hub   # keras-hub's BertMaskedLM step, same categories
 
-Last line: `non_matmul_ms_per_step_f32: X` (the profiled float32 step's wall time minus its matmuls' share, ms).
+`--model keras_hub` profiles `step_time.py`'s keras-hub model in the same categories, so the two libraries'
+steps can be set side by side (it replaces the old `step_profile.py`, whose coarser groups summed self times
+only). keras-hub's layers carry their own scope names; the categories match them by the same words
+("layer_norm", "gelu", "dropout", "loss"), and its masked-LM head's ops that no word names fall under "other".
+
+Last line: `non_matmul_ms_per_step_f32: X` (the profiled float32 step's wall time minus its matmuls' share, ms;
+`keras_hub_non_matmul_ms_per_step_f32` with `--model keras_hub`).
 """
 
 import argparse
@@ -230,7 +237,10 @@ def read_trace(logdir):
 def profile(precision, args, logdir):
     keras.config.set_dtype_policy(precision)
     keras.utils.set_random_seed(0)
-    model, step = st.bertlib_model(args.jit, args.activation)
+    if args.model == "bertlib":
+        model, step = st.bertlib_model(args.jit, args.activation)
+    else:
+        model, step = st.keras_hub_model(args.jit)
     keras.config.set_dtype_policy("float32")
     data = st.batch()
     st.time_steps(step, data, args.warmup)  # trace the function and warm up outside everything measured
@@ -270,6 +280,8 @@ def main():
     parser.add_argument("--seq", type=int, help="override the preset's sequence length")
     parser.add_argument("--jit-compile", default="auto", help="auto, true or false (as step_time.py)")
     parser.add_argument("--activation", default="gelu_approximate", help="bertlib's GELU (as step_time.py)")
+    parser.add_argument("--model", default="bertlib", choices=("bertlib", "keras_hub"),
+                        help="whose step: bertlib's BertPretrainer or keras-hub's BertMaskedLM (step_time.py's two)")
     parser.add_argument("--no-peak", action="store_true", help="skip step_time.py's matmul-peak measurement")
     parser.add_argument("--top", type=int, default=4, help="op types listed under each category")
     parser.add_argument("--list", type=int, default=0, help="also list the N ops with the most self time")
@@ -288,7 +300,7 @@ def main():
           f"{os.getloadavg()}; TensorFlow {tf.__version__}, Keras {keras.__version__}")
     flops = st.step_flops(st.SIZE["num_layers"], st.SIZE["hidden_dim"], st.SIZE["intermediate_dim"],
                           st.SIZE["vocabulary_size"], st.BATCH, st.SEQ, st.PREDICTIONS)
-    print(f"preset {args.preset}: {st.SIZE}, batch {st.BATCH}, seq {st.SEQ}, {st.PREDICTIONS} predictions; "
+    print(f"model {args.model}; preset {args.preset}: {st.SIZE}, batch {st.BATCH}, seq {st.SEQ}, {st.PREDICTIONS} predictions; "
           f"step {flops / 1e9:.1f} GFLOP; jit_compile {args.jit_compile}; {args.steps} steps timed, then "
           f"{args.steps} profiled, after {args.warmup} warm-up steps")
     results = {}
@@ -339,8 +351,9 @@ def main():
                   f"MFU {flops / (result['plain_ms'] / 1000) / 1e9 / peak:.0%}")
         results[precision]["short"] = short
     # Last line, the first precision: the profiled step's wall time minus the time the matmuls hold the cores.
+    prefix = "" if args.model == "bertlib" else f"{args.model}_"
     for precision in args.precisions[1:] + args.precisions[:1]:
-        print(f"non_matmul_ms_per_step_{results[precision]['short']}: {results[precision]['non_matmul']:.1f}")
+        print(f"{prefix}non_matmul_ms_per_step_{results[precision]['short']}: {results[precision]['non_matmul']:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Fine-tuning: heads, batching, INIT handling, the grid, and end-to-end runs on real data."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -70,6 +71,42 @@ def test_bucketed_batches_cover_every_row_and_predictions_keep_order():
     # Cut to each batch's length, run in length order, put back: the same as running every full row.
     np.testing.assert_allclose(finetune._predict(model, inputs, batch_size=3), model.predict_on_batch(inputs),
                                atol=1e-5)
+
+
+def test_predict_drops_tensorflows_retracing_warning_and_nothing_else():
+    # One traced function per length bucket is predict's design; TensorFlow calls five traces in ten calls
+    # excessive and warns (chapter 07's stored output showed it). Its detector warns twice a process at most, so
+    # the test makes TensorFlow's own warning with a fresh detector, inside predict and after it.
+    polymorphic = pytest.importorskip("tensorflow.python.eager.polymorphic_function.polymorphic_function")
+
+    def tensorflow_retracing_warning():
+        detector = polymorphic._FrequentTracingDetector()
+        for _ in range(polymorphic.FREQUENT_TRACING_WARNING_THRESHOLD):
+            detector.called_with_tracing("one_step_on_data", omit_warning=False)
+
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("tensorflow")
+    logger.addHandler(handler)
+    try:
+        model = BertClassifier(BertBackbone(BertConfig.preset("tiny", **SMALL)), 2)
+        real = model.predict_on_batch
+
+        def predict_on_batch(batch):
+            tensorflow_retracing_warning()
+            logger.warning("another warning")
+            return real(batch)
+
+        model.predict_on_batch = predict_on_batch
+        lengths = np.array([3, 30, 7, 12, 5, 28, 1])
+        outputs = finetune._predict(model, _inputs(np.random.default_rng(2), (7, 32), lengths), batch_size=3)
+        assert outputs.shape == (7, 2)
+        assert [record.getMessage() for record in records] == ["another warning"] * 3  # one per batch
+        tensorflow_retracing_warning()  # after predict, TensorFlow's warning is shown again
+        assert len(records) == 4 and "triggered tf.function retracing" in records[-1].getMessage()
+    finally:
+        logger.removeHandler(handler)
 
 
 def test_parse_grid():

@@ -7,6 +7,7 @@ composes a task with the training loop and never looks at the task's name. A new
 """
 
 import dataclasses
+import logging
 import math
 import warnings
 
@@ -133,11 +134,24 @@ def batch_inputs(inputs, rows, lengths, trim=True):
     return {name: array[rows][..., :length] for name, array in inputs.items()}
 
 
+class _BucketRetracing(logging.Filter):
+    """Drops TensorFlow's "triggered tf.function retracing" warning while `predict` runs: one traced function
+    per length bucket is the design (`LENGTH_MULTIPLE`), and TensorFlow calls it excessive after five."""
+
+    def filter(self, record):
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
 def predict(model, inputs, batch_size, trim=True):
     """Model outputs for every row of `inputs`, in order (batches run length-sorted, then are put back)."""
     lengths = row_lengths(inputs)
     batches = length_bucketed_batches(lengths, batch_size)
-    outputs = [model.predict_on_batch(batch_inputs(inputs, rows, lengths, trim)) for rows in batches]
+    logger, quiet = logging.getLogger("tensorflow"), _BucketRetracing()
+    logger.addFilter(quiet)
+    try:
+        outputs = [model.predict_on_batch(batch_inputs(inputs, rows, lengths, trim)) for rows in batches]
+    finally:
+        logger.removeFilter(quiet)
     first = np.unique(batches.reshape(-1), return_index=True)[1]  # where each row first appears
     if isinstance(outputs[0], dict):
         return {name: np.concatenate([np.asarray(o[name]) for o in outputs])[first] for name in outputs[0]}
