@@ -7,7 +7,9 @@
     lines);
 (c) no assertion of a claim hides behind `if not FAST:` (CI runs the fast mode and would never check it);
 (d) no assertion on wall-clock time: timings are shown, and asserted only through
-    `evidence.timing_claim`, which asserts in full mode alone.
+    `evidence.timing_claim`, which asserts in full mode alone;
+(e) nothing stray under a result: no return value of a printing or plotting helper (`<Axes: ...>`, `True`, the
+    score again), no figure drawn twice, no TensorFlow log warning.
 
 The checkers are tested first on small known-bad and known-good inputs, so a checker that cannot fail shows.
 """
@@ -248,6 +250,70 @@ def test_timing_check_catches_wall_clock_assertions():
 
 
 # ---------------------------------------------------------------------------------------------------------
+# (e) stray outputs
+
+OBJECT_REPR = re.compile(r"^(<(Axes|Figure|matplotlib\.[\w.]+)\b.*>|True|False)$", re.S)
+PRINTING_HELPER = re.compile(r"^(score_line|timing_claim|plot_\w+|show_\w+)$")
+
+
+def _last_call_name(source):
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    if body and isinstance(body[-1], ast.Expr) and isinstance(body[-1].value, ast.Call):
+        func = body[-1].value.func
+        return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return None
+
+
+def stray_outputs(cell):
+    """What a stored cell shows that nobody meant to show: a helper's or an object's return value (a trailing
+    `;` hides it), the same figure twice (a returned Figure is drawn again), TensorFlow's log warnings."""
+    found = []
+    outputs = cell.get("outputs", [])
+    images = ["".join(output["data"]["image/png"]) for output in outputs if "image/png" in output.get("data", {})]
+    if len(images) != len(set(images)):
+        found.append("the same figure twice")
+    helper = PRINTING_HELPER.match(_last_call_name(source_of(cell)) or "")
+    for output in outputs:
+        if output.get("output_type") == "execute_result":
+            text = "".join(output.get("data", {}).get("text/plain", "")).strip()
+            if helper or OBJECT_REPR.match(text):
+                found.append(f"a return value shown: {text[:60]!r}")
+        if output.get("output_type") == "stream" and "WARNING:tensorflow" in "".join(output.get("text", "")):
+            found.append("a TensorFlow log warning")
+    return found
+
+
+def _cell(source, *outputs):
+    return {"cell_type": "code", "source": source, "outputs": list(outputs)}
+
+
+def _result(text, image=None):
+    data = {"text/plain": text, **({"image/png": image} if image else {})}
+    return {"output_type": "execute_result", "data": data}
+
+
+def test_stray_output_check_catches_return_values_double_figures_and_warnings():
+    drawn = {"output_type": "display_data", "data": {"image/png": "iVBOR", "text/plain": "<Figure size 630x360>"}}
+    printed = {"output_type": "stream", "name": "stdout", "text": "QNLI dev accuracy: 57.6% (majority 53.4%)\n"}
+    assert stray_outputs(_cell("course.plot_lines(curves)", drawn, _result("<Axes: title={'center': 'x'}>"))) == [
+        "a return value shown: \"<Axes: title={'center': 'x'}>\""]
+    assert stray_outputs(_cell("score_line('QNLI dev accuracy', 0.576, 0.534)", printed, _result("0.576"))) == [
+        "a return value shown: '0.576'"]
+    assert stray_outputs(_cell("evidence.timing_claim(r > 2, 'x')", _result("True"))) == ["a return value shown: 'True'"]
+    assert stray_outputs(_cell("course.plot_heatmaps(panels)", drawn, _result("<Figure size 918x306>", "iVBOR"))) == [
+        "the same figure twice", "a return value shown: '<Figure size 918x306>'"]
+    warning = {"output_type": "stream", "name": "stdout", "text": "WARNING:tensorflow:5 out of the last 5 calls"}
+    assert stray_outputs(_cell("finetune.train_and_evaluate(task)", warning)) == ["a TensorFlow log warning"]
+    # What is meant to be shown is not stray: a hidden return value, an explorer's line, a value asked for.
+    assert stray_outputs(_cell("course.plot_lines(curves);", drawn)) == []
+    assert stray_outputs(_cell("explore.masking(tokenizer, 'a sentence')", _result("2 of 14 tokens selected"))) == []
+    assert stray_outputs(_cell("flops = 6 * n * d\nflops", _result("4.26e+10"))) == []
+
+
+# ---------------------------------------------------------------------------------------------------------
 # The stored notebooks
 
 @pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=lambda path: f"{path.parent.name}/{path.stem}")
@@ -288,6 +354,14 @@ def test_no_wall_clock_assertion(path):
     found = timing_assertions([source_of(cell) for cell in cells])
     assert not found, (f"{path.name}: assertions on measured time (code cell number, line): {found}. Assert "
                        "counted work, and wall-clock claims only through evidence.timing_claim.")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=lambda path: f"{path.parent.name}/{path.stem}")
+def test_nothing_stray_under_a_result(path):
+    found = [(index, what) for index, cell in enumerate(load(path)["cells"]) if cell["cell_type"] == "code"
+             for what in stray_outputs(cell)]
+    assert not found, (f"{path.name}: outputs nobody meant to show (cell index, what): {found}. End the cell's "
+                       "last call with `;` (or print what it returns), then run the notebook again in full.")
 
 
 # ---------------------------------------------------------------------------------------------------------
