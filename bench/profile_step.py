@@ -300,9 +300,9 @@ def main():
           f"{os.getloadavg()}; TensorFlow {tf.__version__}, Keras {keras.__version__}")
     flops = st.step_flops(st.SIZE["num_layers"], st.SIZE["hidden_dim"], st.SIZE["intermediate_dim"],
                           st.SIZE["vocabulary_size"], st.BATCH, st.SEQ, st.PREDICTIONS)
-    print(f"model {args.model}; preset {args.preset}: {st.SIZE}, batch {st.BATCH}, seq {st.SEQ}, {st.PREDICTIONS} predictions; "
-          f"step {flops / 1e9:.1f} GFLOP; jit_compile {args.jit_compile}; {args.steps} steps timed, then "
-          f"{args.steps} profiled, after {args.warmup} warm-up steps")
+    print(f"model {args.model}; preset {args.preset}: {st.SIZE}, batch {st.BATCH}, seq {st.SEQ}, "
+          f"{st.PREDICTIONS} predictions; step {flops / 1e9:.1f} GFLOP; jit_compile {args.jit_compile}; "
+          f"{args.steps} steps timed, then {args.steps} profiled, after {args.warmup} warm-up steps")
     results = {}
     for precision in args.precisions:
         peak = None

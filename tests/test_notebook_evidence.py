@@ -302,7 +302,8 @@ def test_stray_output_check_catches_return_values_double_figures_and_warnings():
         "a return value shown: \"<Axes: title={'center': 'x'}>\""]
     assert stray_outputs(_cell("score_line('QNLI dev accuracy', 0.576, 0.534)", printed, _result("0.576"))) == [
         "a return value shown: '0.576'"]
-    assert stray_outputs(_cell("evidence.timing_claim(r > 2, 'x')", _result("True"))) == ["a return value shown: 'True'"]
+    assert stray_outputs(_cell("evidence.timing_claim(r > 2, 'x')", _result("True"))) == [
+        "a return value shown: 'True'"]
     assert stray_outputs(_cell("course.plot_heatmaps(panels)", drawn, _result("<Figure size 918x306>", "iVBOR"))) == [
         "the same figure twice", "a return value shown: '<Figure size 918x306>'"]
     warning = {"output_type": "stream", "name": "stdout", "text": "WARNING:tensorflow:5 out of the last 5 calls"}
