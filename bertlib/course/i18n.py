@@ -706,13 +706,17 @@ def series_strings(sources):
 
     def elements(iterable):
         """The items a `for` over `iterable` yields, as nodes, when they are written in the code."""
-        for _ in range(3):  # names = list(shares), shares a dict: unwrap list()/sorted() and names
+        followed = set()  # names = list(shares), shares a dict: unwrap list()/sorted() and names, each name once
+        while True:
             if isinstance(iterable, ast.Call) and getattr(iterable.func, "id", "") in ("list", "sorted") and iterable.args:
                 iterable = iterable.args[0]
             elif isinstance(iterable, ast.Name) and isinstance(assigned.get(iterable.id), (ast.Dict, ast.DictComp)):
                 return [ast.Constant(text) for text in keys(iterable.id)]  # a dict yields its keys
-            elif isinstance(iterable, ast.Name) and iterable.id in assigned:
+            elif isinstance(iterable, ast.Name) and iterable.id in assigned and iterable.id not in followed:
+                followed.add(iterable.id)
                 iterable = assigned[iterable.id]
+            else:
+                break
         if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
             return list(iterable.elts)
         if isinstance(iterable, ast.Dict):
@@ -771,7 +775,7 @@ def series_strings(sources):
             continue
         for value in _label_arguments(node):
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("list", "sorted") and value.args:
-                found += [_template(item) for item in elements(value.args[0])]  # set_xticks(..., list(sets))
+                found += [_template(item) for item in elements(value)]  # set_xticks(..., list(sets))
             elif isinstance(value, ast.Name):  # a loop variable, or a name for a tuple or a dict's keys
                 found += texts(value, cell) + [_template(item) for item in elements(value)]
         if _call_name(node) in SERIES_CALLS and node.args:
