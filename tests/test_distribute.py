@@ -227,12 +227,18 @@ def test_distributed_mirrors_two_cpu_replicas_in_a_fresh_process():
     assert _run_script(script, "tensorflow")[-1] == "mirrored 2 CPU,CPU True False"
 
 
-def _run_script(script, backend, devices=None, timeout=400):
+def _run_script(script, backend, devices=None, timeout=400, env=(), argv=()):
+    """Run `script` in a fresh process on `backend`; `env` sets variables (a None value unsets one)."""
     environment = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO))
     environment.pop("XLA_FLAGS", None)
+    for name, value in dict(env).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
     if devices:
         environment["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-    completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+    completed = subprocess.run([sys.executable, "-c", script, *argv], check=False, capture_output=True, text=True,
                                env=environment, cwd=REPO, timeout=timeout)
     assert completed.returncode == 0, completed.stderr[-3000:]
     return completed.stdout.strip().splitlines()
@@ -395,3 +401,57 @@ def test_finetune_places_its_model_with_distributed_on_two_jax_devices(tmp_path)
     assert one["after"] == two["after"] == "None"
     assert two["loss"] == pytest.approx(one["loss"], rel=1e-3)
     assert two["accuracy"] == one["accuracy"]
+
+
+def test_jax_compile_cache_loads_programs_that_give_the_same_numbers(tmp_path):
+    """`configure_compile_cache` on JAX: the folder under BERTLIB_CACHE, a second model of the same architecture
+    loads the first one's training step from disk instead of compiling it, and a loaded program trains to the
+    same weights, bit for bit, as a run with JAX's cache turned off. JAX's own settings win over ours, and a
+    folder that cannot be made means no cache."""
+    pytest.importorskip("jax")
+    script = textwrap.dedent("""
+        import hashlib, sys, jax, keras, numpy as np
+        import bertlib
+        from bertlib import distribute
+        from bertlib.model import BertBackbone
+        events = []
+        jax.monitoring.register_event_listener(lambda name, **kw: events.append(name.rsplit("/", 1)[-1]))
+        print(distribute.configure_compile_cache())
+        config = bertlib.BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32,
+                                    vocabulary_size=60, max_sequence_length=16)
+        rng = np.random.default_rng(0)
+        x = {"token_ids": rng.integers(1, 60, (8, 12)).astype("int32"), "segment_ids": np.zeros((8, 12), "int32"),
+             "padding_mask": np.ones((8, 12), "int32")}
+        y = rng.integers(0, 2, 8).astype("int32")
+        for model_number in (1, 2) if sys.argv[1:] == ["train"] else ():
+            keras.utils.set_random_seed(0)
+            inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in x}
+            model = keras.Model(inputs, keras.layers.Dense(2)(BertBackbone(config)(inputs)["pooled_output"]))
+            model.compile(optimizer=keras.optimizers.AdamW(1e-2),
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            events.clear()
+            model.train_on_batch(x, y)
+            first_step = (events.count("cache_hits"), events.count("cache_misses"))
+            for _ in range(3):
+                model.train_on_batch(x, y)
+            weights = hashlib.sha256(b"".join(np.asarray(w).tobytes() for w in model.get_weights())).hexdigest()
+            print(model_number, *first_step, weights[:16])
+    """)
+    ours = {"BERTLIB_CACHE": str(tmp_path / "cache"), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_COMPILATION_CACHE_DIR": None, "JAX_ENABLE_COMPILATION_CACHE": None}
+    cached = _run_script(script, "jax", env=ours, argv=["train"])
+    uncached = _run_script(script, "jax", env={**ours, "JAX_ENABLE_COMPILATION_CACHE": "false"}, argv=["train"])
+    assert cached[-3] == str(tmp_path / "cache" / "jax") and any((tmp_path / "cache" / "jax").iterdir())
+    first, second = (line.split() for line in cached[-2:])
+    assert int(first[2]) > 0                        # model 1 compiled its step (a miss) ...
+    assert int(second[1]) > 0 and second[2] == "0"  # ... model 2 loaded it, compiling nothing
+    assert uncached[-3] == "None"
+    assert first[3] == second[3] and {line.split()[3] for line in uncached[-2:]} == {first[3]}  # the same bits
+    assert _run_script(script, "jax", env={**ours, "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "own")}) == [
+        str(tmp_path / "own")]
+    (tmp_path / "a-file").write_text("")  # a cache folder that cannot be made: no cache (JAX would warn at every
+    assert _run_script(script, "jax", env={**ours, "BERTLIB_CACHE": str(tmp_path / "a-file")}) == ["None"]  # compile)
+
+
+def test_compile_cache_is_a_jax_setting():
+    assert distribute.configure_compile_cache() is None  # this process runs TensorFlow

@@ -37,6 +37,8 @@ def setup(seed=0, lang=None, threads=None):
       check's; so are two Keras warnings the chapters trigger on purpose (a pooler without a gradient when
       next-sentence prediction is off, `shuffle=True` beside tf.data pipelines that shuffle themselves).
     - TensorFlow's thread pools are sized to the cores this process may use (`distribute.configure_cpu`).
+    - On JAX, compiled programs are kept on disk (`distribute.configure_compile_cache`): a second model of the
+      same shape, a re-run cell or a re-run chapter does not wait for the compiler again.
     - Python, numpy and Keras are seeded (`seed_everything`), the plots styled (`set_plot_style`).
     - One line says what runs: backend, versions, devices and where models live (`distributed()`).
 
@@ -50,6 +52,7 @@ def setup(seed=0, lang=None, threads=None):
     """
     quiet_logs()
     distribute.configure_cpu(threads)
+    distribute.configure_compile_cache()
     seed_everything(seed)
     set_plot_style(lang)
     report = environment_report()
