@@ -67,3 +67,24 @@ def test_setup_on_jax_and_torch_reports_that_backend():
     for backend, name in (("jax", "one-device"), ("torch", "torch")):
         line = _run("from bertlib import course\ncourse.setup()", backend).stdout.splitlines()[0]
         assert line.startswith(f"bertlib course: {backend} backend (keras 3.") and f"{name} with 1 replica(s)" in line
+
+
+def test_tensorflow_warnings_stay_out_of_a_notebook_after_setup():
+    """In a notebook kernel (an interactive shell), TensorFlow's `tf.get_logger()` sets its logger to INFO at its
+    first call, after `course.setup()` set ERROR; chapter 07's stored run showed a retracing warning so. The
+    warning stays out, the error still shows."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "from bertlib import course\ncourse.setup()",
+        "import logging, sys, tensorflow as tf\nprint('interactive', hasattr(sys, 'ps1'))\n"
+        "tf.get_logger().warning('a TensorFlow warning')\ntf.get_logger().error('a TensorFlow error')")]
+    environment = {key: value for key, value in os.environ.items() if key not in SET_BY_SETUP}
+    NotebookClient(notebook, timeout=300, kernel_name="python3").execute(
+        env={**environment, "KERAS_BACKEND": "tensorflow", "PYTHONPATH": str(REPO)})
+    printed = "".join(output.get("text", "") for output in notebook.cells[1].outputs)
+    assert "interactive True" in printed  # what makes TensorFlow lower its level
+    assert "a TensorFlow error" in printed
+    assert "a TensorFlow warning" not in printed

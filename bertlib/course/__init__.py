@@ -69,11 +69,16 @@ def quiet_logs():
     """Keep TensorFlow's, absl's and JAX's log lines, and the warnings the course expects, out of the outputs.
 
     The C++ level (TF_CPP_MIN_LOG_LEVEL=3: errors too, such as a failed CUDA probe on a CPU machine) works only
-    when set before TensorFlow is imported; a value already in the environment wins.
+    when set before TensorFlow is imported; a value already in the environment wins. The Python loggers keep
+    their errors and drop everything below (a filter on each logger; remove it to see the rest again).
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     for name in ("tensorflow", "absl", "jax._src.xla_bridge"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.ERROR)
+        # A level alone does not hold in a notebook: TensorFlow's tf.get_logger(), at its first call (when Keras
+        # starts TensorFlow, or later), sets its logger to INFO in an interactive shell. A filter stays.
+        logger.addFilter(_errors_only)  # once: addFilter skips a filter already there
     if "absl.logging" in sys.modules or _importable("absl"):
         import absl.logging
 
@@ -81,6 +86,10 @@ def quiet_logs():
     # Without NSP the pooler gets no gradient (chapter 04 shows why); Keras warns about it at every fit.
     warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
     warnings.filterwarnings("ignore", message="`shuffle=True` was passed")  # our tf.data pipelines shuffle
+
+
+def _errors_only(record):
+    return record.levelno >= logging.ERROR
 
 
 def _importable(name):
