@@ -558,8 +558,8 @@ def configure_compile_cache(directory=None, max_bytes=2 << 30):
     architecture, a re-run cell or the same chapter tomorrow loads the compiled program instead (a second
     2-layer model's first step: 1.1 s instead of 5.8 s, bench/RESULTS.md). A loaded program is the same
     program, so the numbers do not change (tests/test_distribute.py compares the weights bit for bit).
-    Only programs that took a second or more to compile are kept (JAX's default), and the oldest are evicted
-    past `max_bytes` where the `filelock` package is installed (JAX needs it for eviction).
+    Only programs that took a second or more to compile are kept (JAX's default), and the least recently used
+    are evicted past `max_bytes` where the `filelock` package is installed (JAX needs it for eviction).
 
     A no-op on TensorFlow and PyTorch, and where JAX's own settings say otherwise: `JAX_COMPILATION_CACHE_DIR`
     (or `jax_compilation_cache_dir`) names another folder, `JAX_ENABLE_COMPILATION_CACHE=false` turns it off.

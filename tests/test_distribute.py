@@ -444,8 +444,8 @@ def test_jax_compile_cache_loads_programs_that_give_the_same_numbers(tmp_path):
     assert first[3] == second[3] == uncached[-1].split()[3]  # the same weights, bit for bit, with and without
     assert _run_script(script, "jax", env={**ours, "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "own")}) == [
         str(tmp_path / "own")]
-    (tmp_path / "a-file").write_text("")  # a cache folder that cannot be made: no cache (JAX would warn at every
-    assert _run_script(script, "jax", env={**ours, "BERTLIB_CACHE": str(tmp_path / "a-file")}) == ["None"]  # compile)
+    (tmp_path / "a-file").write_text("")  # a cache folder that cannot be made: no cache, not a warning per compile
+    assert _run_script(script, "jax", env={**ours, "BERTLIB_CACHE": str(tmp_path / "a-file")}) == ["None"]
 
 
 def test_compile_cache_is_a_jax_setting():
