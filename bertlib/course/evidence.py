@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from bertlib import course
+from bertlib import course, resources
 
 try:
     import fcntl
@@ -223,9 +223,8 @@ class TinyModel(NamedTuple):
 
 
 def cache_root():
-    """`$BERTLIB_CACHE/models`, else `~/.cache/bertlib/models`."""
-    base = os.environ.get("BERTLIB_CACHE")
-    return (Path(base) if base else Path.home() / ".cache" / "bertlib") / "models"
+    """`$BERTLIB_CACHE/models`, else `~/.cache/bertlib/models` (`bertlib.resources.cache_home`)."""
+    return resources.cache_home() / "models"
 
 
 def tiny_settings(**settings):
