@@ -44,7 +44,10 @@ export BERTLIB_DATA ?= $(wildcard $(abspath $(BERTLIB_SHARED))/data)
 # `bertlib grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
 APT_PACKAGES ?= fonts-noto-cjk bubblewrap
 
-.PHONY: lab test test-mirror unit notebooks full full-jax full-torch solutions exercises bench lint clean book browser
+# `make test` runs its stages one after another; each says its name and time, a failed stage does not stop the
+# ones after it, and the run fails at the end naming every stage that failed. `make test-<stage>` runs one alone.
+TEST_STAGES := lint unit checks browser nbval-tensorflow nbval-jax nbval-torch
+.PHONY: lab test $(addprefix test-,$(TEST_STAGES)) test-mirror unit notebooks full full-jax full-torch solutions exercises bench lint clean book browser
 # The book (make book) and its browser tests need, besides PyPI's packages, MathJax 3 from the npm registry
 # (the site serves it itself) and Debian's Chromium and Noto CJK fonts (the site ships a subset of them).
 # Each is fetched once, where missing; `make lab` needs none of them.
@@ -93,18 +96,39 @@ lab: $(LAB_STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=. $(LAB_FLAGS) notebooks/00_big_picture.ipynb
 
 test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
-	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
-	# The book builds on one core while the other runs the checks of the exercises (in sync with the solutions;
-	# every check passes on its reference and fails on each wrong answer of solutions/wrong_answers) and of the
-	# Chinese edition (every markdown cell has current Chinese text, */zh/ is up to date). Either failing fails.
+	@failed=""; for stage in $(TEST_STAGES); do \
+		echo "== stage $$stage"; start=$$(date +%s); \
+		if $(MAKE) --no-print-directory test-$$stage; then status=passed; else status=FAILED; failed="$$failed $$stage"; fi; \
+		echo "== stage $$stage: $$status in $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "== failed stages:$$failed"; exit 1; fi; echo "== every stage passed"
+
+test-lint: $(STAMP)
+	$(BIN)/ruff check bertlib tests bench tools
+
+test-unit: test-unit
+
+# The book builds on one core while the other runs the checks of the exercises (in sync with the solutions;
+# every check passes on its reference and fails on each wrong answer of solutions/wrong_answers) and of the
+# Chinese edition (every markdown cell has current Chinese text, */zh/ is up to date). Either failing fails.
+test-checks: $(STAMP) $(MATHJAX) $(CJK_FONT)
 	mkdir -p build && $(BIN)/python tools/build_book.py > build/book.log 2>&1 & book=$$!; \
 	$(BIN)/bertlib exercises check \
 	&& $(BIN)/bertlib exercises test \
 	&& $(BIN)/bertlib course-i18n check --strict; checks=$$?; \
 	wait $$book; built=$$?; cat build/book.log; [ $$checks = 0 ] && [ $$built = 0 ]
+
+# Needs the book that test-checks built (make browser builds it first).
+test-browser: $(STAMP) $(CHROMIUM)
 	$(BROWSER_TESTS)
+
+test-nbval-tensorflow: $(STAMP)
 	$(SHARED_CORES) KERAS_BACKEND=tensorflow BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(NOTEBOOKS)
+
+test-nbval-jax: $(STAMP)
 	$(SHARED_CORES) KERAS_BACKEND=jax BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(JAX_NOTEBOOKS)
+
+test-nbval-torch: $(STAMP)
 	$(SHARED_CORES) KERAS_BACKEND=torch BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) $(TORCH_NOTEBOOKS)
 
 # `make test` as on a fresh clone without ../shared: every dataset comes from a local mirror of MIRROR_DATA.
@@ -115,8 +139,7 @@ MIRROR_STAND_INS ?= $(if $(wildcard $(MIRROR_DATA)/squad/dev-v2.0.json),,\
 test-mirror: $(STAMP)
 	$(BIN)/python tools/serve_mirror.py --data $(MIRROR_DATA) $(MIRROR_STAND_INS) --hide-shared -- $(MAKE) test
 
-unit: $(STAMP)
-	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
+unit: test-unit
 
 notebooks: $(STAMP)
 	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
@@ -164,8 +187,7 @@ $(CJK_FONT):
 bench: $(STAMP)
 	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script | tail -n 1; done
 
-lint: $(STAMP)
-	$(BIN)/ruff check bertlib tests bench
+lint: test-lint
 
 clean:
 	rm -rf $(VENV) *.egg-info
