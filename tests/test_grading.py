@@ -448,3 +448,78 @@ def test_renamed_duplicated_and_edited_submissions_are_graded_with_feedback(cour
     assert f"**Score: {FULL_MARKS} of {FULL_MARKS}**" in text and "## Exercise 3.2: passed (2 of 2)" in text
     text = next(path for path in feedback if path.name == "carol__03_toy.md").read_text()
     assert "## Exercise 3.2: failed (0 of 2)" in text and "Hint:     square first, then average" in text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 38: submissions of odd shapes, text that is a formula or a terminal escape, a long TMPDIR, the --chapter
+# option. The tests that name the old grader failed on it (commit 0709ce7) as described.
+
+def _first_exercise_cell(document):
+    return next(cell for cell in document["cells"] if isinstance(cell.get("metadata", {}).get("bertlib"), dict))
+
+
+def _nbformat_3(document):
+    old = nbformat.convert(nbformat.reads(json.dumps(document), as_version=4), 3)
+    return json.loads(nbformat.writes(old, version=3))
+
+
+MALFORMED = {  # name: (what turns the exercise notebook's JSON into it, in place or as a copy; what its rows say)
+    "cells an object": (lambda d: {**d, "cells": {"0": d["cells"][0]}}, '"cells" must be a list of cells'),
+    "nbformat 3": (_nbformat_3, "nbformat 3 notebook, an old format: open it in Jupyter and save it"),
+    "nbformat a string": (lambda d: {**d, "nbformat": "4"}, '"nbformat" must be 4, got "4"'),
+    "exercise id a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(exercise=["3.1"]),
+                           "metadata bertlib.exercise must be a string"),
+    "role a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(role=["solution"]),
+                    "metadata bertlib.role must be one of"),
+    "points a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(points=[1]),
+                      "bertlib.points must be a non-negative integer"),
+    "cell bertlib a number": (lambda d: _first_exercise_cell(d)["metadata"].update(bertlib=5),
+                              "metadata bertlib must be an object"),
+    "cell metadata a list": (lambda d: d["cells"][0].update(metadata=[]), "cell 1: the cell's metadata must be"),
+    "notebook metadata a string": (lambda d: {**d, "metadata": "x"}, "the notebook's metadata must be an object"),
+    "source a number": (lambda d: d["cells"][0].update(source=5), 'cell 1: "source" must be a string or a list'),
+    "source lines not strings": (lambda d: d["cells"][0].update(source=["a", 3]), '"source" must be a string'),
+    "cell_type missing": (lambda d: d["cells"][0].pop("cell_type"), '"cell_type" must be one of code, markdown'),
+    "a cell that is a string": (lambda d: d["cells"].__setitem__(0, "cell"), "cell 1: a cell is a JSON object"),
+    "tags a string": (lambda d: _first_exercise_cell(d)["metadata"].update(tags="raises"),
+                      "metadata tags must be a list of strings"),
+    "outputs an object": (lambda d: _first_exercise_cell(d).update(outputs={}), '"outputs" must be a list'),
+    "execution_count a string": (lambda d: _first_exercise_cell(d).update(execution_count="1"),
+                                 '"execution_count" must be a number or null'),
+}
+
+
+def _all_steps_pass(plan, options=None, lang=None):
+    """A run in which every step passed: these tests are about reading and reporting, not about the kernel."""
+    steps = range(len(plan.steps))
+    return grading.NotebookRun(outcomes={number: grading.Outcome(grading.Status.PASSED) for number in steps},
+                               started=list(steps))
+
+
+@pytest.mark.parametrize("shape", list(MALFORMED))
+def test_a_notebook_of_an_odd_shape_is_a_row_of_its_own_and_the_class_is_graded(course, tmp_path, monkeypatch, shape,
+                                                                               capsys):
+    """Old grader: `cells` an object, an exercise id that is a list and the odd metadata killed `bertlib grade`
+    with a traceback (no report for anyone); nbformat 3 and a missing cell_type gave a bare KeyError."""
+    monkeypatch.setattr(grading.grader, "run_cells", _all_steps_pass)
+    mutate, expected = MALFORMED[shape]
+    document = json.loads((course / "exercises" / TOY_NAME).read_text())
+    changed = mutate(document)  # a new document, or None where the lambda changed this one in place
+    document = changed if isinstance(changed, dict) else document
+    (tmp_path / "odd").mkdir()
+    odd = tmp_path / "odd" / "03_odd.ipynb"
+    odd.write_text(json.dumps(document))
+    good = tmp_path / "good" / TOY_NAME
+    good.parent.mkdir()
+    shutil.copy(course / "solutions" / TOY_NAME, good)
+    out = tmp_path / "grades.csv"
+    assert main(["grade", str(tmp_path / "odd"), str(tmp_path / "good"), "--out", str(out), "--solutions",
+                 str(course / "solutions")]) == 0, capsys.readouterr()
+    rows = read_csv(out)
+    odd_rows = by_exercise(rows, odd)
+    assert set(odd_rows) == set(TOY_POINTS), "one row per exercise: matched to its solution by its name"
+    assert all(row["status"] == "error" and row["score"] == "0" for row in odd_rows.values()), odd_rows
+    assert all(row["message"].startswith("could not read the notebook: ") and expected in row["message"]
+               for row in odd_rows.values()), odd_rows
+    assert sum(int(row["score"]) for row in by_exercise(rows, good).values()) == FULL_MARKS
+    assert "Traceback" not in capsys.readouterr().out

@@ -123,27 +123,101 @@ def read_submission(path):
         raise SubmissionError(f"could not read the notebook: it is more than {MAX_NOTEBOOK_BYTES // 2**20} MB")
     try:
         document = json.loads(data.decode("utf-8"))
-        if not isinstance(document, dict):
-            raise ValueError(f"a notebook is a JSON object, this file holds a {type(document).__name__}")
-        if document.get("nbformat") == 4 and isinstance(document.get("nbformat_minor"), int) \
-                and document["nbformat_minor"] >= 5 and isinstance(document.get("cells"), list):
-            for index, cell in enumerate(document["cells"]):
-                if isinstance(cell, dict):
-                    cell.setdefault("id", f"cell-{index}")
-        notebook = nbformat.reads(json.dumps(document), as_version=4)
-        for index, cell in enumerate(notebook.cells):
-            if not (isinstance(cell, dict) and cell.get("cell_type") in ("code", "markdown", "raw")
-                    and isinstance(cell.get("source"), str) and isinstance(cell.get("metadata"), dict)):
-                raise ValueError(f"cell {index + 1} is not a notebook cell")
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as error:  # JSON, UTF-8 errors too
+    except (ValueError, RecursionError) as error:  # JSON and UTF-8 errors
         detail = str(error).splitlines()[0][:300] if str(error) else ""
         raise SubmissionError(f"could not read the notebook: {type(error).__name__}: {detail}") from None
+    problem = notebook_shape_problem(document)
+    if problem:
+        raise SubmissionError(f"could not read the notebook: {problem}")
+    if document["nbformat_minor"] >= 5:
+        for index, cell in enumerate(document["cells"]):
+            cell.setdefault("id", f"cell-{index}")
+    try:
+        notebook = nbformat.reads(json.dumps(document), as_version=4)
+    except Exception as error:  # noqa: BLE001 (whatever nbformat makes of a learner's file is that file's problem)
+        detail = str(error).splitlines()[0][:300] if str(error) else ""
+        raise SubmissionError(f"could not read the notebook: {type(error).__name__}: {detail}") from None
+    try:
+        exercises.exercise_cells(notebook, path.name)
+    except exercises.ExerciseFormatError as error:
+        raise SubmissionError(f"could not read the notebook: {error}") from None
     return notebook
+
+
+_CELL_TYPES = ("code", "markdown", "raw")
+
+
+def notebook_shape_problem(document):
+    """What is wrong with the JSON of a notebook, in words, or "": every shape the grader relies on, checked in one
+    place before nbformat or the grader reads it (a list where an object belongs, a number for a source, ...)."""
+    if not isinstance(document, dict):
+        return f"a notebook is a JSON object, this file holds a {_kind(document)}"
+    version = document.get("nbformat")
+    if "worksheets" in document or (type(version) is int and version < 4):
+        return (f"it is an nbformat {version if type(version) is int else 3} notebook, an old format: open it in "
+                f"Jupyter and save it (which converts it to nbformat 4), then submit it again")
+    if type(version) is not int or version != 4:
+        return f"\"nbformat\" must be 4, got {_shown(version)} (open the notebook in Jupyter and save it)"
+    if type(document.get("nbformat_minor")) is not int or document["nbformat_minor"] < 0:
+        return f"\"nbformat_minor\" must be a whole number, got {_shown(document.get('nbformat_minor'))}"
+    if not isinstance(document.get("metadata", {}), dict):
+        return f"the notebook's metadata must be an object, got a {_kind(document['metadata'])}"
+    if not isinstance(document.get("cells"), list):
+        return f"\"cells\" must be a list of cells, got {_shown(document.get('cells'))}"
+    for number, cell in enumerate(document["cells"], start=1):
+        problem = _cell_problem(cell)
+        if problem:
+            return f"cell {number}: {problem}"
+    return ""
+
+
+def _cell_problem(cell):
+    if not isinstance(cell, dict):
+        return f"a cell is a JSON object, got a {_kind(cell)}"
+    if cell.get("cell_type") not in _CELL_TYPES:
+        return f"\"cell_type\" must be one of {', '.join(_CELL_TYPES)}, got {_shown(cell.get('cell_type'))}"
+    source = cell.get("source", "")
+    if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(line, str) for line in source)):
+        return f"\"source\" must be a string or a list of strings, got {_shown(source)}"
+    metadata = cell.get("metadata", {})
+    if not isinstance(metadata, dict):
+        return f"the cell's metadata must be an object, got a {_kind(metadata)}"
+    tags = metadata.get("tags", [])
+    if not (isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)):
+        return f"metadata tags must be a list of strings, got {_shown(tags)}"
+    if "id" in cell and not isinstance(cell["id"], str):
+        return f"\"id\" must be a string, got {_shown(cell['id'])}"
+    if "attachments" in cell and not isinstance(cell["attachments"], dict):
+        return f"\"attachments\" must be an object, got {_shown(cell['attachments'])}"
+    if cell["cell_type"] == "code":
+        if not isinstance(cell.get("outputs", []), list):
+            return f"\"outputs\" must be a list, got {_shown(cell['outputs'])}"
+        if not all(isinstance(output, dict) for output in cell.get("outputs", [])):
+            return "each output must be a JSON object"
+        count = cell.get("execution_count")
+        if count is not None and type(count) is not int:
+            return f"\"execution_count\" must be a number or null, got {_shown(count)}"
+    return ""
+
+
+def _kind(value):
+    return {dict: "JSON object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _shown(value):
+    """A learner's value as a message shows it: a short excerpt of a string or number, else its kind."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, (dict, list)):
+        return f"a {_kind(value)}"
+    text = json.dumps(value, ensure_ascii=False)
+    return f"{text[:40]}{'…' if len(text) > 40 else ''} (a {_kind(value)})"
 
 
 def identify_submissions(paths, solution_paths):
     """A `Submission` per path: its solution notebook, how it was found, and a note for renamed or duplicated files."""
-    plans = [identify(path, solution_paths) for path in paths]
+    plans = [_identify_safely(path, solution_paths) for path in paths]
     groups = {}
     for plan in plans:
         if plan.solution is not None:
@@ -155,6 +229,14 @@ def identify_submissions(paths, solution_paths):
                 plan.note = _join(plan.note, f"duplicate: {len(group)} submissions of {solution.name} in {folder} "
                                              f"({names}); each is graded")
     return plans
+
+
+def _identify_safely(path, solution_paths):
+    try:
+        return identify(path, solution_paths)
+    except Exception as error:  # noqa: BLE001 (a notebook the grader cannot place costs only its own row)
+        return Submission(Path(path), problem=f"internal grader error while reading the notebook: "
+                                              f"{type(error).__name__}: {error}")
 
 
 def identify(path, solution_paths):
