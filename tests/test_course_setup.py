@@ -88,3 +88,27 @@ def test_tensorflow_warnings_stay_out_of_a_notebook_after_setup():
     assert "interactive True" in printed  # what makes TensorFlow lower its level
     assert "a TensorFlow error" in printed
     assert "a TensorFlow warning" not in printed
+
+
+def test_an_exercise_notebooks_set_up_cells_print_no_tensorflow_line():
+    """A learner's JupyterLab has no TF_CPP_MIN_LOG_LEVEL: TensorFlow 2.19+ logs its start-up (oneDNN, "Could not
+    find cuda drivers", six lines) through absl before absl is initialised, whatever that variable says; setup()
+    filters them. The set-up cells print setup()'s one line and nothing else."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    exercise = nbformat.read(REPO / "exercises" / "01_problem_setting.ipynb", as_version=4)
+    set_up = [cell for cell in exercise.cells if cell.cell_type == "code"][:2]
+    assert "course.setup(" in set_up[1].source and not set_up[1].metadata.get("bertlib")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(cell.source) for cell in set_up]
+    # ipykernel forwards what the process writes to its stderr (where C++ code logs) to the cell's output, as a
+    # learner sees it, except under pytest (PYTEST_CURRENT_TEST): that variable stays out of the kernel.
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in SET_BY_SETUP and not key.startswith("PYTEST_")}
+    NotebookClient(notebook, timeout=300, kernel_name="python3").execute(
+        env={**environment, "KERAS_BACKEND": "tensorflow", "PYTHONPATH": str(REPO)})
+    printed = [line for cell in notebook.cells for output in cell.outputs
+               for line in output.get("text", "").splitlines()]
+    assert printed and printed[0].startswith("bertlib course: tensorflow backend"), printed
+    assert printed[1:] == [], printed  # no oneDNN notice, no CUDA probe, no absl preamble

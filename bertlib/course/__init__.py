@@ -11,7 +11,9 @@ learners run the full versions. A notebook reads its sizes through `course.pick(
 import logging
 import os
 import random
+import re
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -52,6 +54,7 @@ def setup(seed=0, lang=None, threads=None):
     """
     quiet_logs()
     distribute.configure_cpu(threads)
+    import_tensorflow_quietly()  # before anything imports Keras, which starts TensorFlow
     distribute.configure_compile_cache()
     seed_everything(seed)
     set_plot_style(lang)
@@ -86,6 +89,58 @@ def quiet_logs():
     # Without NSP the pooler gets no gradient (chapter 04 shows why); Keras warns about it at every fit.
     warnings.filterwarnings("ignore", message="Gradients do not exist for variables")
     warnings.filterwarnings("ignore", message="`shuffle=True` was passed")  # our tf.data pipelines shuffle
+
+
+# TensorFlow's C++ start-up lines, written to the process's stderr while its libraries load. Since TensorFlow
+# logs through absl (2.19+), lines written before absl::InitializeLog() ignore TF_CPP_MIN_LOG_LEVEL: the oneDNN
+# notice and "Could not find cuda drivers" came out even with it set (six lines, twice three, as each of
+# TensorFlow's two libraries loads). The format: severity letter, date, time, thread, file:line].
+_TF_LOG_LINE = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w.\-]+:\d+\] ")
+_ABSL_PREAMBLE = "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
+_SEVERITIES = "IWEF"
+
+
+def import_tensorflow_quietly():
+    """Imports TensorFlow (when installed and not yet imported) with its C++ start-up lines filtered by the level
+    TF_CPP_MIN_LOG_LEVEL names (`quiet_logs` makes it 3: info, warnings and errors dropped; fatal ones stay).
+
+    The process's stderr (file descriptor 2, where the C++ code writes; in a notebook kernel, what reaches the
+    cell's output) goes to a temporary file during the import; every line the level keeps is written back.
+    """
+    if "tensorflow" in sys.modules or not _importable("tensorflow"):
+        return
+    try:
+        level = int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0"))
+    except ValueError:
+        level = 0
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            import tensorflow  # noqa: F401 (started here so that its start-up lines are filtered)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = _kept_log_lines(captured.read().decode("utf-8", "replace"), level)
+    if kept:
+        sys.stderr.write(kept)
+        sys.stderr.flush()
+
+
+def _kept_log_lines(text, level):
+    """The lines of `text` that TF_CPP_MIN_LOG_LEVEL=`level` keeps (other lines are kept whatever the level)."""
+    kept = []
+    for line in text.splitlines(keepends=True):
+        match = _TF_LOG_LINE.match(line)
+        if match and _SEVERITIES.index(match.group(1)) < min(level, 3):
+            continue
+        if line.strip() == _ABSL_PREAMBLE and level > 0:
+            continue
+        kept.append(line)
+    return "".join(kept)
 
 
 def _errors_only(record):
