@@ -589,3 +589,50 @@ def test_strict_check_names_the_file_the_cell_and_the_text_of_a_typesetting_prob
 def test_unwrapping_joins_a_line_ending_in_full_width_punctuation_without_a_space():
     assert i18n.unwrap_cjk("第一句。\nBERT 是双向的，\n`x` 也是") == "第一句。BERT 是双向的，`x` 也是"
     assert i18n.unwrap_cjk("the `x`\n值") == "the `x` 值"
+
+
+# Each `MARK_RULES` rule on a sentence of the Chinese chapters as they stood before issue 39 (bad) and as corrected.
+@pytest.mark.parametrize("bad, good, rule", [
+    ("第 07 章会再回到这一点。", "第 7 章会再回到这一点。", "zero-padded chapter"),
+    ("这是第 [05](05_recipe.ipynb) 章的两条岔路", "这是第 [5](05_recipe.ipynb) 章的两条岔路", "zero-padded chapter"),
+    ("衰减直线从第 0 步起就是", "衰减直线从第一步（`step = 0`）起就是", "zero-based index"),
+    ("提升来自预训练目标和规模（第 3-5 章）。", "提升来自预训练目标和规模（第 3–5 章）。", "hyphen in a number range"),
+    ("主要结果（§4.1-4.4）", "主要结果（§4.1–4.4）", "hyphen in a number range"),
+    ("准确率达到 97-98%", "准确率达到 97%–98%", "hyphen in a number range"),
+    ("同时把“Bell”、“invented”和问题里的“who”", "同时把“Bell”“invented”和问题里的“who”", "顿号"),
+    ("再加上嵌入，(词表大小 + 512 + 2)·H。", "再加上嵌入，（词表大小 + 512 + 2）·H。", "half-width punctuation"),
+    ("`ABSTRACT` 以 (分数, 绝对提升) 的形式", "`ABSTRACT` 以（分数，绝对提升）的形式", "half-width punctuation"),
+    ("拼接出的 [左状态; 右状态] 把两者", "拼接出的 [左状态；右状态] 把两者", "half-width punctuation"),
+    ("本课程讲 BERT（Devlin et al., 2018,“BERT: Pre-training”）", "本课程讲 BERT（《BERT: Pre-training》，Devlin et al., 2018）",
+     "half-width punctuation"),
+    ("注意: 这里", "注意：这里", "half-width punctuation"),
+    ("GPT：单向＋微调。", "GPT：单向 + 微调。", "full-width letter, digit or operator"),
+    ('论文说每个词都能 "see itself"。', "论文说每个词都能“see itself”。", "straight quotes"),
+])
+def test_typesetting_catches_the_marks_of_issue_39(bad, good, rule):
+    assert any(rule in problem for problem in i18n.typesetting_problems(bad)), i18n.typesetting_problems(bad)
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("text", [
+    "放在 Colab TPU v2-8（8 个副本）上", "学习率是 2e-3，SST-2 和 GPT-2 都不算范围。", "代码 `第 05 章` 和 `f(x, y)` 不算。",
+    "数学 $1-4$ 和 $(a, b)$ 不算。", "第 0 章是总览。", "按第 12 层词元 3 的状态。", "English only, (a): b; c? 1-4",
+    "见 [图](https://example.com/a,b(c)) 和 ![图](x.png)。",
+])
+def test_the_marks_rules_leave_legitimate_text_alone(text):
+    assert i18n.typesetting_problems(text) == []
+
+
+def test_the_term_list_holds_one_rendering_per_word_and_reads_prose_only():
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    bad = ("检查单元会用你的权重构建。每个编码器块 12H²。见上面的打印。正向模型用因果掩码。生成时用不了 KV 缓存。"
+           "`[CLS]` 摘要向量 C。唯一的区别就是 LSTM 对 Transformer。")
+    found = i18n.glossary_problems(bad, terms)
+    for variant, chosen in (("单元", "单元格"), ("编码器块", "层"), ("的打印", "输出"), ("正向", "前向"),
+                            ("KV 缓存", "键值缓存"), ("摘要向量", "聚合表示"), ("LSTM 对 Transformer", "还是用")):
+        assert any(f"uses {variant!r}" in problem and chosen in problem for problem in found), (variant, found)
+    good = ("检查单元格会用你的权重构建。每个编码器层 12H²。见上面的输出。前向模型用因果掩码。生成时用不了键值缓存。"
+            "`[CLS]` 的聚合表示 C。唯一的区别就是用 LSTM 还是用 Transformer。在 `with` 块内，16 块芯片。")
+    assert i18n.glossary_problems(good, terms) == []
+    # the variant inside the chosen term is the term; code and URLs are not prose
+    assert i18n.glossary_problems("运行解答单元格；`KV 缓存` 和 https://example.com/正向 不算。", terms) == []

@@ -26,7 +26,8 @@ written from: when the English cell changes, `en_sha` no longer matches and `che
 (c) generated notebooks that differ from what `build` would write, (d) entries for cells that no longer exist,
 (e) words the glossary (`docs/glossary.md`) lists as variants not to use, (f) relative links of the Chinese text
 that lead to no file from the generated notebook, (g) breaches of the typesetting rules (`typesetting_problems`:
-spaces against full-width punctuation, quotes, headings, the 【解读者观点】 marker, emphasis), each naming the
+spaces against full-width punctuation, quotes, headings, the 【解读者观点】 marker, emphasis, marks such as
+第 05 章, 3-5 or a half-width comma beside Chinese), each naming the
 translation file, the cell id and the text. By default it fails only on (c), (e), (f) and malformed files;
 `--strict` also fails on (a), (b), (d) and (g), and on an edition that was never built.
 """
@@ -401,12 +402,23 @@ def read_glossary(path):
 
 
 def glossary_problems(text, terms):
-    """One line per glossary variant found in `text` (Chinese prose), naming the term to use instead."""
+    """One line per glossary variant found in `text` (Chinese prose), naming the term to use instead.
+
+    Code, math and URLs are not read (`_protected`), and a variant inside the term itself is the term: 单元 is
+    the variant of 单元格, so 检查单元 counts and 检查单元格 does not.
+    """
+    shown = _protected(text)
     problems = []
     for term in terms:
+        covered = {index for match in re.finditer(re.escape(term.zh), shown)
+                   for index in range(match.start(), match.end())}
         for variant in term.avoid:
-            if variant and variant in text:
-                problems.append(f"uses {variant!r}; the glossary term for {term.en!r} is {term.zh!r}")
+            found = [match for match in re.finditer(re.escape(variant), shown) if variant
+                     and not set(range(match.start(), match.end())) <= covered]
+            if found:
+                problems.append(f"uses {variant!r} ({len(found)}×, e.g. "
+                                f"{_snippet(text, found[0].start(), found[0].end(), 8)!r}); "
+                                f"the glossary term for {term.en!r} is {term.zh!r}")
     return problems
 
 
@@ -452,7 +464,10 @@ def typesetting_problems(text):
     4. our reading: the marker is written 【解读者观点】, with no colon after it; other forms and wordings
        (解读者观点 without its brackets, 我们的看法, ...) are not used;
     5. emphasis: no space just inside `*` or `**`, and none between emphasised Chinese and the Chinese text or
-       punctuation beside it (emphasised Latin text or digits keep the usual space from Chinese).
+       punctuation beside it (emphasised Latin text or digits keep the usual space from Chinese);
+    6. marks (`MARK_RULES`, on lines with Chinese in them): 第 5 章 (not 第 05 章), zero-based indices as labels
+       (层 0, not 第 0 层), 3–5 with the en dash (not 3-5), no 顿号 between quoted items, no half-width , ; : ? ! ( )
+       beside Chinese, no full-width letters, digits or operators (＋), no straight double quotes.
 
     Code (fenced and inline), math, HTML tags, link targets and URLs are not read (`_protected`).
     """
@@ -472,6 +487,7 @@ def typesetting_problems(text):
                 problems.append(f"a space {side} full-width punctuation: "
                                 f"{_snippet(text, start + match.start(), start + match.end())!r}")
         problems += _quote_problems(text, line, start)
+        problems += _mark_problems(text, line, start)
         problems += _heading_problems(text, lines, number, start)
         problems += _emphasis_problems(text, line, start, prefix)
     problems += _our_reading_problems(text, shown)
@@ -480,11 +496,34 @@ def typesetting_problems(text):
     return problems
 
 
+# Marks of Chinese text the course writes one way (`_mark_problems`): each pattern, read on a line that has
+# Chinese characters in it (outside code, math and URLs), and what to write instead.
+_CJK = "\u3400-\u9fff"
+MARK_RULES = (
+    (r"第\s*\[?0\d", "a zero-padded chapter number (write 第 5 章, not 第 05 章)"),
+    (r"第\s*0(?![\d.])(?!\s*章)", "a zero-based index read as an ordinal (write 层 0, 头 2, 位置 0; 第 0 章 is a title)"),
+    (r"(?<![A-Za-z0-9._-])\d+(?:\.\d+)*%?-\d", "a hyphen in a number range (write 3–5, with the en dash –)"),
+    (r"[”’》]、[“‘《]", "a 顿号 between quoted items or titles (GB/T 15834: none; write “甲”“乙”)"),
+    (rf"[{_CJK}”’）》][ \t]*(?:[,;:?]|!(?!\[))|[,;:?!][ \t]*[{_CJK}“‘（《]|[{_CJK}][()]|[()][{_CJK}]",
+     "half-width punctuation beside Chinese (use ，；：？！（）)"),
+    (r"[＋－＝＜＞＃＄％＆＊／＼＾＿｜＠０-９Ａ-Ｚａ-ｚ]", "a full-width letter, digit or operator (write + = % 0-9 A-Z)"),
+)
+
+
+def _mark_problems(text, line, start):
+    """Breaches of `MARK_RULES` on one line (blanked as `_protected` does), quoting the text around each."""
+    if not _CJK_TEXT.search(line):
+        return []
+    return [f"{description}: {_snippet(text, start + match.start(), start + match.end(), 8)!r}"
+            for pattern, description in MARK_RULES for match in re.finditer(pattern, line)]
+
+
 def _quote_problems(text, line, start):
     problems = []
     for pattern in (r'(?<![A-Za-z0-9])"([^"]*)"', r"(?<![A-Za-z0-9])'([^']*)'(?![A-Za-z0-9])"):
         for match in re.finditer(pattern, line):
-            if _CJK_TEXT.search(match.group(1)):
+            # A double-quoted text is Chinese typesetting when the line is Chinese, whatever it quotes.
+            if _CJK_TEXT.search(match.group(1)) or match.group(0)[0] == '"' and _CJK_TEXT.search(line):
                 problems.append(f"Chinese text in straight quotes (use “”): "
                                 f"{text[start + match.start():start + match.end()]!r}")
     for match in re.finditer(r"[「」『』]", line):
