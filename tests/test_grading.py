@@ -582,3 +582,23 @@ def test_learner_text_reaches_no_report_as_a_formula_or_a_terminal_escape(course
     assert "\\\\x1b]0;owned" in row_3_2 and "next \\| cell \\<img src=x>" in row_3_2
     feedback = next(text for path, text in reports.items() if "name" in path.name and path.parent != tmp_path)
     assert "\\x1b]0;owned\\x07\\x9b2J bold \\u202eevil\\x00\\rover\nnext | cell" in feedback
+
+
+def test_exercises_with_an_unknown_chapter_exit_2_naming_it_and_the_chapters_there(course, tmp_path, capsys):
+    """Old grader: `exercises test --chapter 99` said "0 exercises ... all rejected" and exited 0; `build` and
+    `check` ignored --chapter."""
+    solutions = tmp_path / "solutions"
+    shutil.copytree(course / "solutions", solutions)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]),
+                   str(solutions / "04_no_exercise.ipynb"))
+    for chapter in ("99", "04"):
+        assert main(["exercises", "test", "--chapter", chapter, "--solutions", str(solutions)]) == 2
+        said = capsys.readouterr().out
+        assert f"--chapter {chapter}: no solution notebook with exercises" in said, said
+        assert "the chapters with exercises are 03" in said and "all rejected" not in said
+    for action in ("build", "check"):
+        assert main(["exercises", action, "--chapter", "03", "--solutions", str(solutions), "--exercises",
+                     str(tmp_path / "exercises")]) == 2
+        assert "--chapter selects the chapters of `exercises test` only" in capsys.readouterr().out
+    assert not (tmp_path / "exercises").exists()
+    assert [path.name for path in exercises.chapter_notebooks(solutions, ["3"])] == [TOY_NAME]

@@ -376,7 +376,8 @@ def add_arguments(parser):
                              "of solutions/wrong_answers/ (must fail)")
     parser.add_argument("--verbose", action="store_true", help="test: say how each wrong answer was rejected")
     parser.add_argument("--chapter", action="append", default=None, metavar="NN",
-                        help="test: only the solution notebooks whose name starts with NN_ (repeatable)")
+                        help="test only: the solution notebook(s) of chapter NN (3 or 03; repeatable); a chapter "
+                             "with no exercise stops the command")
     parser.add_argument("--solutions", type=Path, default=paths.REPO_ROOT / "solutions",
                         help="folder of solution notebooks (default: solutions/ of the repository)")
     parser.add_argument("--exercises", type=Path, default=paths.REPO_ROOT / "exercises",
@@ -386,14 +387,33 @@ def add_arguments(parser):
 def run_mutation_tests(solutions_dir, chapters=None, log=print):
     """`bertlib exercises test`: returns the MutationReport over the solution notebooks (or the chapters named)."""
     report = MutationReport()
-    for path in solution_notebooks(solutions_dir):
-        if chapters and not any(path.name.startswith(f"{chapter}_") for chapter in chapters):
-            continue
+    for path in chapter_notebooks(solutions_dir, chapters) if chapters else solution_notebooks(solutions_dir):
         mutation_test(path, report, log=log)
     return report
 
 
+def chapter_notebooks(solutions_dir, chapters):
+    """The solution notebooks of `chapters` ("3" or "03"), in order. Raises ExerciseFormatError naming a chapter
+    that has no solution notebook with exercises, and the chapters that have one: a run over nothing is no test."""
+    found = {}
+    for path in solution_notebooks(solutions_dir):
+        match = NOTEBOOK_NAME.match(path.name)
+        if match and exercise_cells(read_notebook(path), str(path)):
+            found.setdefault(match.group(1), []).append(path)
+    wanted = list(dict.fromkeys(f"{int(chapter):02d}" if chapter.isdigit() else chapter for chapter in chapters))
+    unknown = [chapter for chapter in wanted if chapter not in found]
+    if unknown:
+        raise ExerciseFormatError(f"--chapter {', '.join(unknown)}: no solution notebook with exercises for that "
+                                  f"chapter in {solutions_dir}; the chapters with exercises are "
+                                  f"{', '.join(sorted(found)) or 'none'}")
+    return [path for chapter in sorted(wanted) for path in found[chapter]]
+
+
 def run(args):
+    if args.chapter and args.action != "test":
+        print(f"error: --chapter selects the chapters of `exercises test` only; `exercises {args.action}` always "
+              f"covers every solution notebook (run it without --chapter)")
+        return 2
     try:
         if args.action == "test":
             report = run_mutation_tests(args.solutions, args.chapter)
