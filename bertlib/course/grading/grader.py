@@ -23,7 +23,7 @@ import psutil
 
 import bertlib
 from bertlib.course import exercises, paths
-from bertlib.course.grading import sandbox
+from bertlib.course.grading import needs, sandbox
 from bertlib.course.grading.outcome import Ending, NotebookRun, Outcome, Status, exercise_outcome
 from bertlib.course.grading.plan import (
     SubmissionError,
@@ -43,8 +43,8 @@ _running_lock = threading.Lock()
 
 
 class GradingInputError(ValueError):
-    """A grading run that cannot start: a missing submission or solutions folder, an output it cannot write, or no
-    sandbox (the message names the fix)."""
+    """A grading run that cannot start: a missing submission or solutions folder, an output it cannot write, data
+    the notebooks need and this machine lacks, or no sandbox (the message names the fix)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,9 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
 
     Raises:
         GradingInputError: before any work, when `solutions_dir` has no solution notebook, `out` cannot be
-            written, or the sandbox cannot start here (the message names the fix, or --unsafe-no-sandbox).
+            written, this machine lacks a dataset, the checkpoint or a module that the submissions' solution
+            notebooks need (each named with the command that fetches it), or the sandbox cannot start here (the
+            message names the fix, or --unsafe-no-sandbox).
     """
     solutions_dir = Path(solutions_dir or paths.REPO_ROOT / "solutions")
     try:
@@ -86,6 +88,8 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
         raise GradingInputError(str(error)) from error
     check_writable(out)
     notebooks = find_notebooks(submissions)
+    plans = identify_submissions(notebooks, solution_paths)
+    check_needs(plans)
     options = Options(float(timeout), bool(fast), bool(unsafe), limits or sandbox.Limits())
     if not unsafe:
         try:
@@ -94,7 +98,6 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
         except sandbox.SandboxUnavailable as error:
             raise GradingInputError(f"cannot grade safely here: {error}") from error
         options = dataclasses.replace(options, read_only_paths=tuple(map(str, exposed)))
-    plans = identify_submissions(notebooks, solution_paths)
     grades_by_notebook = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
@@ -135,6 +138,17 @@ def check_writable(out):
     for path in (out, out.with_suffix(".md")):
         if path.exists() and not os.access(path, os.W_OK):
             raise GradingInputError(f"--out {out}: {path} exists and is read-only")
+
+
+def check_needs(plans):
+    """Raises GradingInputError, naming each missing thing and its command, when this machine lacks a dataset, the
+    checkpoint or a module that the solution notebooks of `plans` need (needs.py): checked before any kernel."""
+    try:
+        lacking = needs.missing(plan.solution for plan in plans if plan.solution is not None)
+    except ValueError as error:  # a broken $BERTLIB_DATA_REGISTRY
+        raise GradingInputError(f"cannot tell whether this machine has the notebooks' data: {error}") from error
+    if lacking:
+        raise GradingInputError(needs.refusal(lacking))
 
 
 def _grade_safely(plan, options):

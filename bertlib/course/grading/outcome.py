@@ -4,7 +4,10 @@ did not pass, a row of the report carries the exercise's.
     passed   every solution cell and every instructor check of the exercise ran without error
     failed   a check rejected the answer, the stub was left (NotImplementedError), or the solution cell is missing
     error    the exercise's code raised another exception, the kernel died while running it, the notebook could
-             not be read or graded, or the grader itself failed (then `grader_fault` is set and the command exits 1)
+             not be read or graded, or the grader itself failed (then `grader_fault` is set and the command exits 1);
+             a cell that raised the library's "not on this machine" error (a dataset, the checkpoint) is the grading
+             machine's fault, and so is every exercise that did not pass after it ("not graded: the grading
+             machine lacks ...")
     timeout  the notebook passed its time limit before the exercise finished
     not-run  the exercise's cells never ran (the kernel had died, or hit a limit, in an earlier cell)
 """
@@ -13,7 +16,10 @@ import enum
 import re
 from dataclasses import dataclass, field
 
+from bertlib.course.grading import needs
+
 ANSI_CODES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+MACHINE_LACKS = "the grading machine lacks "  # starts the message of a step that failed for want of data
 MESSAGE_LIMIT = 500  # characters of a message kept in the CSV (the feedback file keeps DETAIL_LIMIT)
 DETAIL_LIMIT = 20_000
 
@@ -113,14 +119,27 @@ class NotebookRun:
 
 def exercise_outcome(exercise_id, step_numbers, run, timeout):
     """The outcome of an exercise from its steps (solution cells, then instructor checks), in order: the first one
-    that did not pass, else passed; a step that never finished takes its outcome from how the run ended."""
+    that did not pass, else passed; a step that never finished takes its outcome from how the run ended. When the
+    grading machine lacked something in that step or an earlier one (a set-up cell's dataset), the exercise is
+    not graded, at the machine's fault: its NameError or failed check says nothing about the learner."""
     for number in step_numbers:
         outcome = run.outcomes.get(number)
-        if outcome is None:
-            return unfinished(number, run, timeout)
-        if not outcome.passed:
-            return outcome
+        if outcome is None or not outcome.passed:
+            lacked = machine_fault(run, number)
+            if lacked is not None and lacked is not outcome:
+                return Outcome(Status.ERROR, f"not graded: {lacked.message}; fetch it and grade again",
+                               grader_fault=True)
+            return outcome if outcome is not None else unfinished(number, run, timeout)
     return Outcome(Status.PASSED, f"exercise {exercise_id} passed")
+
+
+def machine_fault(run, number):
+    """The first outcome up to step `number` that failed because the grading machine lacks something, or None."""
+    for step in sorted(run.outcomes):
+        outcome = run.outcomes[step]
+        if step <= number and outcome.grader_fault and outcome.message.startswith(MACHINE_LACKS):
+            return outcome
+    return None
 
 
 def unfinished(number, run, timeout):
@@ -148,6 +167,9 @@ def unfinished(number, run, timeout):
 def cell_outcome(error_name, error_value, step_name):
     """The outcome of a step that raised `error_name: error_value` (the rules of the module docstring)."""
     value = str(error_value or "")
+    lacked = needs.lacking(error_name, value)
+    if lacked:
+        return Outcome(Status.ERROR, f"{MACHINE_LACKS}{lacked} ({step_name} raised {error_name})", grader_fault=True)
     if error_name in ("CheckFailed", "AssertionError"):
         return Outcome(Status.FAILED, value or f"{error_name} in {step_name}")
     if error_name == "NotImplementedError":
