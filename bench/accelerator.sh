@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# One prepared run for a lent accelerator (issue 37, item 5): everything in one go, each part timed, limited
+# and logged, so that one call records it all and fits in 8 minutes on one GPU.
+#
+#   bash bench/accelerator.sh            # on the accelerator machine: about 8 minutes at most
+#   bash bench/accelerator.sh --smoke    # the same parts on the CPU, tiny sizes (what the test runs)
+#
+# Parts (each under its own `timeout`; one that fails or runs out of time is reported and the next runs):
+#   ch00-tensorflow, ch00-jax  chapter 00 through tools/run_notebook.py, full mode (--smoke: fast mode,
+#                              BERTLIB_FAST=1), into OUT/<backend>/ (never over the stored notebook)
+#   step-time                  bench/step_time.py (bertlib against keras-hub, float32 and mixed bfloat16;
+#                              --smoke: 1 round of 1 step, float32, bertlib only)
+#   pretrain                   bench/pretrain_mfu.py: BERT-BASE, batch 256 x 128, mixed bfloat16, XLA, through
+#                              bertlib.training.pretrain (the `bertlib pretrain` path): step time, tokens/s, MFU
+#                              against the chip's published peak (--smoke: the 2-layer tiny preset on the CPU)
+# Output: OUT (the device tool's folder) or build/accelerator: one log per part and summary.txt, which ends
+# with one line per part (`part NAME: ok|FAILED (...)|TIMED OUT (...) in S s`) and `mfu: X` when part 3 gave
+# one. Exit status: 0 when every part passed, else 1.
+#
+# Environment: BERTLIB_DATA (default: shared/data in this tree, else ../shared/data, as the Makefile);
+# PYTHON (default .venv/bin/python if present, else python3); PEAK_TFLOPS (passed to
+# pretrain_mfu.py as --peak-tflops); PRETRAIN_BACKEND (tensorflow or jax; default: tensorflow when it imports).
+# A folder .whl/ of wheels, where present, is installed first with pip --no-index (no network is needed or
+# used): the way to bring packages the machine lacks (bench/RESULTS.md, "bench/accelerator.sh").
+set -euo pipefail
+
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+SMOKE=0
+for arg in "$@"; do
+  case "$arg" in
+    --smoke) SMOKE=1 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench/accelerator.sh: unknown argument '$arg'; expected --smoke or --help." >&2; exit 2 ;;
+  esac
+done
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+OUT_DIR=${OUT:-$ROOT/build/accelerator}
+mkdir -p "$OUT_DIR"
+SUMMARY=$OUT_DIR/summary.txt
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ -x .venv/bin/python ]]; then PYTHON=$ROOT/.venv/bin/python; else PYTHON=python3; fi
+fi
+if compgen -G ".whl/*.whl" >/dev/null; then  # carried wheels: install offline, outside the system's packages
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/accelerator-site .whl/*.whl
+  export PYTHONPATH=/tmp/accelerator-site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}  # bertlib from this tree, installed or not
+if [[ -z "${BERTLIB_DATA+set}" ]]; then  # the datasets chapter 00 reads (SST-2), as the Makefile finds them
+  for folder in "$ROOT/shared/data" "$ROOT/../shared/data"; do
+    if [[ -d "$folder" ]]; then export BERTLIB_DATA=$(cd "$folder" && pwd); break; fi
+  done
+fi
+export PYTHONUNBUFFERED=1 TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
+
+if ((SMOKE)); then  # the CPU only, whatever the machine has
+  export CUDA_VISIBLE_DEVICES="" JAX_PLATFORMS=cpu
+  LIMIT_CH00=400 LIMIT_STEP=180 LIMIT_PRETRAIN=180  # generous: a loaded 2-core CI machine
+  CH00_MODE=() STEP_ARGS=(--rounds 1 --steps 1 --precisions float32 --libraries bertlib)
+  PRETRAIN_ARGS=(--preset tiny --batch-size 8 --seq-length 64 --steps 6 --log-every 2)
+else  # 8 minutes in all: 100 + 100 + 100 + 150 s, 5 s more each if killed, the rest for start-up
+  LIMIT_CH00=100 LIMIT_STEP=100 LIMIT_PRETRAIN=150
+  CH00_MODE=(--full) STEP_ARGS=(--rounds 3 --steps 10)
+  "$PYTHON" -c "import keras_hub" 2>/dev/null || STEP_ARGS+=(--libraries bertlib)
+  PRETRAIN_ARGS=(--preset base --batch-size 256 --seq-length 128 --steps 60 --log-every 10)
+fi
+PRETRAIN_ARGS+=(--precision mixed_bfloat16 --json "$OUT_DIR/pretrain.json")
+[[ -n "${PEAK_TFLOPS:-}" ]] && PRETRAIN_ARGS+=(--peak-tflops "$PEAK_TFLOPS")
+[[ -n "${PRETRAIN_BACKEND:-}" ]] && PRETRAIN_ARGS+=(--backend "$PRETRAIN_BACKEND")
+
+say "bench/accelerator.sh $( ((SMOKE)) && echo --smoke) at $(git rev-parse --short=12 HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
+say "python: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])' 2>&1)"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo none)"
+say "cpus: $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+FAILED=0
+# part NAME SECONDS COMMAND...: run COMMAND under a time limit, its output shown and kept in OUT/NAME.log.
+part() {
+  local name=$1 limit=$2 rc started seconds state
+  shift 2
+  echo "=== part $name (at most ${limit} s): $*"
+  started=$(date +%s.%N)
+  set +e
+  timeout --kill-after=5 "$limit" "$@" 2>&1 | tee "$OUT_DIR/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  case $rc in
+    0) state=ok ;;
+    124|137) state="TIMED OUT (limit ${limit} s)"; FAILED=1 ;;
+    *) state="FAILED (exit $rc; last line: $(grep -v '^\s*$' "$OUT_DIR/$name.log" | tail -n 1 | cut -c1-200 || true))"
+       state=${state/last line: )/no output)}; FAILED=1 ;;
+  esac
+  say "part $name: $state in $seconds s"
+}
+
+for backend in tensorflow jax; do
+  part "ch00-$backend" "$LIMIT_CH00" "$PYTHON" tools/run_notebook.py "${CH00_MODE[@]}" --backend "$backend" \
+    --output-dir "$OUT_DIR/$backend" notebooks/00_big_picture.ipynb
+done
+part step-time "$LIMIT_STEP" "$PYTHON" bench/step_time.py "${STEP_ARGS[@]}"
+part pretrain "$LIMIT_PRETRAIN" "$PYTHON" bench/pretrain_mfu.py "${PRETRAIN_ARGS[@]}"
+
+for name in step-time pretrain; do  # the headlines, from the logs: the bench's `name: value` lines
+  grep -E '^[a-z_0-9]+: [-0-9.]+$' "$OUT_DIR/$name.log" 2>/dev/null | sed "s/^/$name /" | tee -a "$SUMMARY" || true
+done
+if ((FAILED)); then say "accelerator.sh: some parts failed (above); logs in $OUT_DIR"; exit 1; fi
+say "accelerator.sh: every part passed; logs in $OUT_DIR"
