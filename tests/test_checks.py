@@ -195,3 +195,57 @@ def test_digests_round_to_the_digits_asked_and_depend_on_the_salt():
     assert checks.answer_digest(-1e-17, "zero", digits=3) == checks.answer_digest(0.0, "zero", digits=3)
     message = failure_message(checks.check_digest, "x", float("nan"), checks.answer_digest(1.0, "x", digits=2), digits=2)
     assert "not a finite number" in message
+
+
+def test_messages_show_numpy_numbers_as_plain_numbers():
+    """numpy 2's repr is np.float64(0.5); a learner reads 0.5, in Expected and Got lines alike."""
+    message = failure_message(checks.check_close, "share", np.float64(0.7213), np.float64(0.5))
+    assert "Expected: 0.5 (±" in message and "Got:      0.7213 (off by" in message
+    message = failure_message(checks.check_equal, "pair", (np.int64(3), [np.float32(0.5)]), (3, [0.25]))
+    assert "Got:      (3, [0.5])" in message and "Expected: (3, [0.25])" in message
+    message = failure_message(checks.check_digest, "x", [np.float64(0.25), np.int64(2)], checks.answer_digest(1, "x"))
+    assert "Got:      [0.25, 2]" in message
+    assert "np." not in message
+
+
+def test_check_rounded_accepts_every_value_that_rounds_to_the_answer():
+    """A question that asks for 2 decimals: the rounded value and the unrounded one both pass, as the public
+    digest (digits=2) accepts them; a value that rounds elsewhere fails and says to how many decimals."""
+    checks.check_rounded("missing_share", 41 / 58, 0.71, digits=2)
+    checks.check_rounded("missing_share", 0.71, 41 / 58, digits=2)
+    checks.check_rounded("missing_share", np.float64(0.7068965517241379), 0.71, digits=2)
+    digest = checks.answer_digest(0.71, "7.5 share", digits=2)
+    for value in (0.71, 41 / 58, 0.7149, 0.7051):
+        checks.check_rounded("share", value, 0.71, digits=2)
+        checks.check_digest("share", value, digest, digits=2)
+    for value in (0.72, 0.7, 0.7151):
+        message = failure_message(checks.check_rounded, "share", value, 0.71, digits=2)
+        assert "to 2 decimals" in message
+        with pytest.raises(CheckFailed):
+            checks.check_digest("share", value, digest, digits=2)
+    assert "a number close to 0.71" in failure_message(checks.check_rounded, "share", "0.71", 0.71, digits=2)
+
+
+def test_check_raises_wants_that_error_and_turns_anything_else_into_a_failed_check():
+    error = checks.check_raises("int('x')", ValueError, int, "x")
+    assert isinstance(error, ValueError) and "'x'" in str(error)
+    message = failure_message(checks.check_raises, "f()", ValueError, lambda: [][1], hint="raise ValueError")
+    assert "Expected: a ValueError" in message and "IndexError" in message and "Hint:     raise ValueError" in message
+    message = failure_message(checks.check_raises, "f()", ValueError, lambda: np.float64(2.0))
+    assert "Got:      no error: it returned 2.0" in message
+
+    def stub():
+        raise NotImplementedError("Exercise 5.5: write your code here")
+
+    with pytest.raises(NotImplementedError, match="Exercise 5.5"):
+        checks.check_raises("stub()", ValueError, stub)
+
+
+def test_a_nested_difference_says_where_in_words():
+    """Issue 35: 4.2's message read "(expected a list of length 7[0])"."""
+    message = failure_message(checks.check_function, "truncate_pair", lambda seed: ([1, 2], [3]),
+                              lambda seed: ([1, 2, 3, 4, 5, 6, 7], [3]), lambda rng: (1,))
+    assert "(expected a list of length 7 in [0])" in message
+    message = failure_message(checks.check_function, "f", lambda seed: {"a": np.zeros(2)},
+                              lambda seed: {"a": np.zeros(3)}, lambda rng: (1,))
+    assert "(shape (2,) in ['a'], expected (3,))" in message

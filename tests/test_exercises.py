@@ -15,6 +15,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from bertlib.course import exercises, grading
+from bertlib.course.checks import answer_digest
 
 TOY_NAME = "03_toy.ipynb"
 TOY_POINTS = {"3.1": 1, "3.2": 2, "3.3": 1}
@@ -374,3 +375,75 @@ def test_mutation_test_reports_a_reference_that_fails_and_a_replacement_that_doe
     assert any(problem.startswith("exercise 3.2: the reference answer fails its own check") for problem in report.problems)
     assert any("'np.average(' does not occur in the reference solution cell" in problem for problem in report.problems)
     assert not report.ok
+
+
+def test_public_checks_and_hidden_tests_agree_on_every_answer(tmp_path, capsys):
+    """Issue 38: a learner saw ✔ for 7.5's unrounded 0.7069 and the grader failed it (its hidden test wanted 0.71).
+    A wrong answer that only the hidden tests reject, and a right answer (the value unrounded where the question
+    says "2 decimals") that the hidden tests reject, are both reported; so is a stated rounding with no such right
+    answer in the catalogue."""
+    nb = toy_solution_notebook()
+    nb.cells[7].source = '### BEGIN SOLUTION\nmean_of_squares = round(float(np.mean(np.arange(5) ** 2)) / 7, 2)\n### END SOLUTION'
+    nb.cells[6:7] = [new_markdown_cell("**Exercise 3.2.** The mean of the squares over 7, a float (2 decimals).")]
+    nb.cells[8].source = ('check_shape("mean_of_squares", mean_of_squares, ())  # a number: all the public part sees\n'
+                          '### BEGIN HIDDEN TESTS\ncheck_close("mean_of_squares", '
+                          'mean_of_squares, 0.86, atol=1e-9)\n### END HIDDEN TESTS\ndone("3.2")')
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    write_catalogue(solutions, TOY_CATALOGUE)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert sorted(line.split(":")[0] for line in report.hidden_only) == [
+        "exercise 3.2, wrong answer 'constant'", "exercise 3.2, wrong answer 'mean, then square'",
+        "exercise 3.2, wrong answer 'sum'"]
+    assert "exercise 3.2 states a rounding (2 decimals): RIGHT_ANSWERS needs" in " ".join(report.problems)
+    assert not report.ok and "3 rejected only by the hidden tests" in report.summary()
+
+    # The rule of the course: the public check compares a salted digest rounded to the decimals asked, the hidden
+    # test compares the value rounded the same way (check_rounded); the unrounded value then passes both.
+    nb.cells[8].source = ('from bertlib.checks import check_rounded\n'
+                          f'check_digest("mean_of_squares", mean_of_squares, '
+                          f'{answer_digest(6 / 7, "3.2 mean", 2)!r}, digits=2)\n'
+                          '### BEGIN HIDDEN TESTS\ncheck_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)\n'
+                          '### END HIDDEN TESTS\ndone("3.2")')
+    nb.cells[1].source += ", check_digest"
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    unrounded = '"3.2": {"unrounded": [("round(float(np.mean(np.arange(5) ** 2)) / 7, 2)", "float(np.mean(np.arange(5) ** 2)) / 7")]}'
+    (solutions / "wrong_answers" / "03_toy.py").write_text(TOY_CATALOGUE + f"\nRIGHT_ANSWERS = {{{unrounded}}}\n")
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert report.hidden_only == [] and report.right_answers == 1
+    assert not [problem for problem in report.problems if "3.2" in problem], report.problems
+
+    # The old hidden test (0.86 exactly) fails the unrounded right answer: reported.
+    nb.cells[8].source = nb.cells[8].source.replace('check_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)',
+                                                    'check_close("mean_of_squares", mean_of_squares, 0.86, atol=1e-9)')
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert any(problem.startswith("exercise 3.2, right answer 'unrounded': a right answer fails the hidden tests")
+               for problem in report.problems), report.problems
+
+
+def test_check_cells_call_learner_code_only_through_a_wrapper():
+    """Issue 38: 5.5's check called replica_plan outside checked_call; an answer that raised gave a bare traceback
+    and the grader recorded `error` without a hint. Every call of a name a solution cell defines goes through
+    checked_call / check_function / check_raises (a lambda passed to them is deferred; an argument is not)."""
+    nb = toy_solution_notebook()
+    nb.cells[4].source += ('\nhalf = softmax(np.zeros(2))\n'
+                           'check_function("softmax", lambda x: softmax(x), reference_softmax, lambda rng: rng.normal(size=3))\n'
+                           'checked_call("softmax", softmax, softmax(np.zeros(3)))\n'
+                           'checked_call("softmax", softmax, np.zeros(3))\n')
+    problems = exercises.unwrapped_calls(nb, TOY_NAME)
+    assert problems == [f"{TOY_NAME}, exercise 3.1, cell 4, line {line}: softmax(...) is called outside checked_call "
+                        f"or check_function" for line in (7, 9)]
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        nb = exercises.read_notebook(path)
+        assert exercises.unwrapped_calls(nb, path.name) == []
+        assert exercises.duplicate_check_names(nb, path.name) == []
+
+
+def test_two_checks_of_one_exercise_never_share_a_name():
+    """Issue 35: 3.5 printed "✔ answers: as expected" and then "✘ answers is not what was expected"."""
+    nb = toy_solution_notebook()
+    nb.cells[8].source = 'check_true("mean_of_squares", True, "", "")\n' + nb.cells[8].source
+    assert exercises.duplicate_check_names(nb, TOY_NAME) == [f"{TOY_NAME}, exercise 3.2: two checks named "
+                                                             f"'mean_of_squares'"]

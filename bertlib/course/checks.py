@@ -57,11 +57,34 @@ def check_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     try:
         got_number = float(np.asarray(got))
     except (TypeError, ValueError):
-        _fail(name, message("number_close_to", expected=repr(expected)), _show(got), hint)
+        _fail(name, message("number_close_to", expected=_show(expected)), _show(got), hint)
     if not np.isclose(got_number, expected, rtol=rtol, atol=atol):
         tolerance = atol + rtol * abs(expected)
-        _fail(name, f"{expected!r} (± {tolerance:.3g})",
-              message("off_by", got=repr(got_number), gap=f"{abs(got_number - expected):.3g}"), hint)
+        _fail(name, f"{_show(expected)} (± {tolerance:.3g})",
+              message("off_by", got=_show(got_number), gap=f"{abs(got_number - expected):.3g}"), hint)
+    _passed(name)
+
+
+def check_rounded(name, got, expected, digits, hint=None):
+    """Checks a number the question asks for to `digits` decimals: `got` passes when it rounds to what `expected`
+    rounds to, so the value rounded as asked and the unrounded value both pass (as `check_digest(...,
+    digits=digits)` compares them in the public check).
+
+    Example:
+        check_rounded("missing_share", missing_share, 41 / 58, digits=2)
+    """
+    want = _canonical(expected, digits)
+    try:
+        number = np.asarray(got)
+        if number.ndim or number.dtype.kind not in "iuf":  # a string "0.71" or a bool is not the number asked
+            raise TypeError(f"not a number: {type(got).__name__}")
+        have = _canonical(float(number), digits)
+    except (TypeError, ValueError):
+        _fail(name, message("number_close_to", expected=want), _show(got), hint)
+    if have != want:
+        shown = _show(got)
+        _fail(name, message("to_decimals", value=want, digits=digits), shown if shown == have else f"{shown} ({have})",
+              hint)
     _passed(name)
 
 
@@ -175,6 +198,30 @@ def checked_call(name, function, *args, hint=None, **kwargs):
                                                                       error=error), hint)) from error
 
 
+def check_raises(name, error_type, function, *args, hint=None, **kwargs):
+    """Calls a learner's function that should raise `error_type`; returns the error, or fails the check.
+
+    Returning normally, or raising another kind of error, is a ✘ message with the hint; an untouched stub's
+    `NotImplementedError` goes through unchanged.
+
+    Example:
+        error = check_raises("replica_plan(100, 8, 64)", ValueError, replica_plan, 100, 8, 64)
+    """
+    try:
+        result = function(*args, **kwargs)
+    except NotImplementedError:
+        raise  # an untouched stub: the grader reports "not attempted"
+    except CheckFailed:
+        raise
+    except error_type as error:
+        _passed(name)
+        return error
+    except Exception as error:
+        raise CheckFailed(_message(name, message("an_error", error_type=error_type.__name__),
+                                   message("raised", error_type=type(error).__name__, error=error), hint)) from error
+    _fail(name, message("an_error", error_type=error_type.__name__), message("returned", value=_show(result)), hint)
+
+
 def answer_digest(value, salt, digits=None):
     """The salted SHA-256 of an answer, as `check_digest` compares it: `"<salt>$<hex>"`.
 
@@ -273,6 +320,7 @@ def _is_array_like(value):
 
 def _show(value):
     try:
+        value = _plain(value)
         if _is_array_like(value):
             array = np.asarray(value)
             text = np.array2string(array, precision=4, threshold=20, edgeitems=2, separator=", ")
@@ -286,6 +334,18 @@ def _show(value):
     except Exception:  # noqa: BLE001 (an object that cannot even be shown is still named)
         shown = f"a {type(value).__name__}"
     return shown if len(shown) <= _MAX_SHOWN else shown[:_MAX_SHOWN] + " …"
+
+
+def _plain(value):
+    """`value` with numpy scalars as Python numbers, inside lists, tuples, sets and dicts too, so that a message
+    shows 0.5, not np.float64(0.5)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    return value
 
 
 def _array_difference(got, expected, rtol, atol):
@@ -306,9 +366,10 @@ def _array_difference(got, expected, rtol, atol):
 
 def _structure_difference(got, expected, rtol, atol, where=""):
     """Returns "" when `got` matches `expected` leaf by leaf, else a sentence saying where it does not."""
+    at = message("in_where", where=where) if where else ""  # " in [0]": where the difference is, if not at the top
     if isinstance(expected, dict):
         if not isinstance(got, dict) or set(got) != set(expected):
-            return message("expected_dict", keys=sorted(expected), where=where)
+            return message("expected_dict", keys=sorted(expected), where=at)
         for key in expected:
             problem = _structure_difference(got[key], expected[key], rtol, atol, f"{where}[{key!r}]")
             if problem:
@@ -316,7 +377,7 @@ def _structure_difference(got, expected, rtol, atol, where=""):
         return ""
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return message("expected_sequence", kind=type(expected).__name__, length=len(expected), where=where)
+            return message("expected_sequence", kind=type(expected).__name__, length=len(expected), where=at)
         for index, (got_item, expected_item) in enumerate(zip(got, expected)):
             problem = _structure_difference(got_item, expected_item, rtol, atol, f"{where}[{index}]")
             if problem:
@@ -324,9 +385,9 @@ def _structure_difference(got, expected, rtol, atol, where=""):
         return ""
     got_array, expected_array = np.asarray(got), np.asarray(expected)
     if got_array.shape != expected_array.shape:
-        return message("shape_mismatch", got=got_array.shape, where=where, expected=expected_array.shape)
+        return message("shape_mismatch", got=got_array.shape, where=at, expected=expected_array.shape)
     problem = _array_difference(got_array, expected_array, rtol, atol)
-    return f"{problem[:-1]}{message('in_where', where=where) if where else ''}{problem[-1]}" if problem else ""
+    return f"{problem[:-1]}{at}{problem[-1]}" if problem else ""
 
 
 def _as_call_arguments(inputs):

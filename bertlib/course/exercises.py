@@ -417,7 +417,7 @@ def run(args):
     try:
         if args.action == "test":
             report = run_mutation_tests(args.solutions, args.chapter)
-            for line in report.survivors + report.problems:
+            for line in report.survivors + report.hidden_only + report.problems:
                 print(line)
             if args.verbose:
                 for exercise_id, description, name, message in report.rejections:
@@ -483,6 +483,17 @@ def load_wrong_answers(path):
     return catalogue
 
 
+def load_right_answers(path):
+    """The catalogue's `RIGHT_ANSWERS` (optional): `{exercise_id: {description: answer}}`, answers written as wrong
+    answers are (`load_wrong_answers`), each right in another way than the reference: the value unrounded where the
+    question states a rounding and the reference rounds it, or rounded where the reference does not. Each must pass
+    the public checks and the hidden tests alike."""
+    catalogue = runpy.run_path(str(path)).get("RIGHT_ANSWERS", {})
+    if not isinstance(catalogue, dict) or not all(isinstance(answers, dict) for answers in catalogue.values()):
+        raise ExerciseFormatError(f"{path}: RIGHT_ANSWERS must map exercise ids to {{description: answer}} dicts")
+    return catalogue
+
+
 def wrong_answer_source(reference_source, wrong, where="wrong answer"):
     """The solution cell source of a wrong answer (see `load_wrong_answers`)."""
     if isinstance(wrong, str):
@@ -499,19 +510,23 @@ class MutationReport:
     """What `mutation_test` found: counts, and one line per problem (a surviving wrong answer, a failing reference)."""
 
     def __init__(self):
-        self.exercises, self.wrong_answers, self.rejected = 0, 0, 0
+        self.exercises, self.wrong_answers, self.rejected, self.right_answers = 0, 0, 0, 0
         self.survivors, self.problems = [], []
+        self.hidden_only = []  # wrong answers the public checks pass: a learner sees ✔, the grader fails them
         self.rejections = []  # (exercise, description, exception name, first line of its message)
 
     @property
     def ok(self):
-        return not self.survivors and not self.problems
+        return not self.survivors and not self.problems and not self.hidden_only
 
     def summary(self):
         verdict = "all rejected" if not self.survivors else f"{len(self.survivors)} NOT rejected"
         by_check = sum(name in ("CheckFailed", "AssertionError") for _, _, name, _ in self.rejections)
+        public = ("the public checks agree" if not self.hidden_only
+                  else f"{len(self.hidden_only)} rejected only by the hidden tests")
         return (f"{self.exercises} exercises, {self.wrong_answers} wrong answers, {verdict} "
-                f"({by_check} by a failed check, {len(self.rejections) - by_check} by an error the answer raised)")
+                f"({by_check} by a failed check, {len(self.rejections) - by_check} by an error the answer raised); "
+                f"{public}; {self.right_answers} other right answers accepted")
 
 
 def runnable_code(source):
@@ -529,12 +544,144 @@ def _run_quietly(source, namespace, name):
     return None
 
 
+# The phrases by which a question states a rounding ("a float; the check rounds it to 1 decimal", "2 decimals").
+STATED_ROUNDING = re.compile(r"\b(\d|one|two|three|four)\s+decimals?\b", re.IGNORECASE)
+# Check helpers that call a learner's function for the check cell, turning its error into a ✘ line with a hint.
+CALL_WRAPPERS = ("checked_call", "check_function", "check_raises", "check_same_activations")
+
+
+def _verdict(nb, cells, solution_index, source, namespace, where, public_only):
+    """Runs an exercise's cells in `namespace`, the solution cell as `source` and each check cell whole or, with
+    `public_only`, without its hidden tests (what the learner runs). Returns (error or None, cell index)."""
+    for cell_index in cells:
+        cell_source = source if cell_index == solution_index else nb.cells[cell_index].source
+        if public_only and cell_index != solution_index:
+            cell_source = strip_hidden_tests(cell_source, f"{where}, cell {cell_index}")
+        error = _run_quietly(cell_source, namespace, f"{where}, cell {cell_index}")
+        if error is not None:
+            return error, cell_index
+    return None, None
+
+
+def _judge_wrong_answer(nb, cells, solution_index, source, namespace, where, report, exercise_id, description):
+    """Runs one wrong answer with the public checks alone and with the full checks; records what they said.
+
+    Returns True when both rejected it with a failed check, False when it is reported (it passed one of them, or a
+    check crashed on it), None when the answer itself raises (not a plausible answer: not counted)."""
+    rejected = {}
+    for public_only in (True, False):
+        error, cell_index = _verdict(nb, cells, solution_index, source, dict(namespace), where, public_only)
+        if error is not None and not public_only:
+            report.rejections.append((exercise_id, description, type(error).__name__,
+                                      (str(error).strip().splitlines() or [""])[0][:150]))
+        if error is None or isinstance(error, (NotImplementedError, AssertionError)):
+            rejected[public_only] = error is not None
+        elif cell_index == solution_index:
+            report.problems.append(f"{where}: the wrong answer itself raises {type(error).__name__}: {error} "
+                                   f"(make it a plausible answer)")
+            return None
+        else:
+            report.problems.append(
+                f"{where}: the check (cell {cell_index}) crashed with "
+                f"{type(error).__name__}: {str(error)[:200]} instead of a ✘ line (read the learner's value inside a "
+                f"check helper, or call the learner's function through checks.checked_call)")
+            return False
+    if not rejected[False]:
+        report.survivors.append(f"{where}: passes the checks")
+    elif not rejected[True]:
+        report.hidden_only.append(f"{where}: passes the public checks and fails only the hidden tests (the learner "
+                                  f"sees ✔, the grader fails it): tell it apart in the public check (check_digest)")
+    return rejected[True] and rejected[False]
+
+
+def _judge_right_answer(nb, cells, solution_index, source, namespace, where, report):
+    """An answer that is right another way (the value unrounded where the question states a rounding) passes the
+    public checks and the full checks alike."""
+    for public_only in (True, False):
+        error, cell_index = _verdict(nb, cells, solution_index, source, dict(namespace), where, public_only)
+        if error is not None:
+            checks = "public checks" if public_only else "hidden tests"
+            report.problems.append(f"{where}: a right answer fails the {checks} (cell {cell_index}): "
+                                   f"{type(error).__name__}: {str(error)[:300]}")
+            return
+    report.right_answers += 1
+
+
+def stated_roundings(nb, entry, previous_end):
+    """The phrases of an exercise's question (its markdown since the previous exercise, and the comments of its
+    solution cells) that state a rounding, e.g. ["1 decimal"]."""
+    texts = [cell.source for cell in nb.cells[previous_end + 1:min(entry["solution"])] if cell.cell_type == "markdown"]
+    texts += [line for index in entry["solution"] for line in nb.cells[index].source.split("\n")
+              if line.lstrip().startswith("#")]
+    return [match.group(0) for text in texts for match in STATED_ROUNDING.finditer(text)]
+
+
+def _solution_names(nb, entry):
+    """The names an exercise's solution cells define at their top level (functions, classes, assignments)."""
+    names = set()
+    for index in entry["solution"]:
+        for node in ast.parse(runnable_code(nb.cells[index].source)).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name))
+    return names
+
+
+def unwrapped_calls(nb, source_name="notebook"):
+    """One line per call, in a check cell, of a name that a solution cell of the notebook defines, made outside a
+    call wrapper (`CALL_WRAPPERS`): an error it raised would be a bare traceback at the wrong line, and the grader
+    would record `error` without a hint. Passing the function to a wrapper, or a lambda that calls it, is fine; an
+    argument such as `checked_call("f", f, g(x))` is not (`g(x)` runs before the wrapper does)."""
+    found = exercise_cells(nb, source_name)
+    defined = set().union(*(_solution_names(nb, entry) for entry in found.values()))
+    problems = []
+    for exercise_id, entry in found.items():
+        for index in entry["check"]:
+            tree = ast.parse(runnable_code(nb.cells[index].source))
+            deferred = {id(node) for call in ast.walk(tree) if _is_wrapper_call(call)
+                        for argument in [*call.args, *call.keywords] for function in ast.walk(argument)
+                        if isinstance(function, ast.Lambda) for node in ast.walk(function.body)}
+            lines = sorted({node.lineno: node.func.id for node in ast.walk(tree)
+                            if isinstance(node, ast.Call) and id(node) not in deferred
+                            and isinstance(node.func, ast.Name) and node.func.id in defined}.items())
+            problems += [f"{source_name}, exercise {exercise_id}, cell {index}, line {line}: {name}(...) is called "
+                         f"outside checked_call or check_function" for line, name in lines]
+    return problems
+
+
+def _is_wrapper_call(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CALL_WRAPPERS
+
+
+def duplicate_check_names(nb, source_name="notebook"):
+    """One line per name that two checks of one exercise's public part share ("✔ answers: as expected", then
+    "✘ answers is not what was expected" reads as a contradiction)."""
+    problems = []
+    for exercise_id, entry in exercise_cells(nb, source_name).items():
+        seen = set()
+        for index in entry["check"]:
+            tree = ast.parse(runnable_code(strip_hidden_tests(nb.cells[index].source)))
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_")
+                        and node.func.id != "check_shape"  # which prints "the shape of <name>"
+                        and node.args and isinstance(node.args[0], ast.Constant)):
+                    name = node.args[0].value
+                    if name in seen:
+                        problems.append(f"{source_name}, exercise {exercise_id}: two checks named {name!r}")
+                    seen.add(name)
+    return problems
+
+
 def mutation_test(solution_path, report=None, log=print):
     """Runs one solution notebook's checks on its reference answers (must pass) and on every wrong answer (must fail).
 
     The notebook's other cells run once, in order, in one namespace; each wrong answer runs with the exercise's
-    check cells in a copy of that namespace, and then the reference answer runs in the namespace itself, so
-    later exercises see the reference definitions. Returns the `MutationReport` (a new one unless given).
+    check cells in a copy of that namespace, once without the hidden tests (what the learner sees) and once with
+    them (what the grader runs), and both must reject it; each right answer of `RIGHT_ANSWERS` must pass both;
+    then the reference answer runs in the namespace itself, so later exercises see the reference definitions.
+    Returns the `MutationReport` (a new one unless given).
     """
     report = report or MutationReport()
     solution_path = Path(solution_path)
@@ -543,15 +690,17 @@ def mutation_test(solution_path, report=None, log=print):
     found = exercise_cells(nb, str(solution_path))
     try:
         catalogue = load_wrong_answers(wrong_answers_path(solution_path))
+        right_catalogue = load_right_answers(wrong_answers_path(solution_path))
     except ExerciseFormatError as error:
         report.problems.append(str(error))
         return report
-    for unknown in set(catalogue) - set(found):
+    report.problems += unwrapped_calls(nb, solution_path.name) + duplicate_check_names(nb, solution_path.name)
+    for unknown in (set(catalogue) | set(right_catalogue)) - set(found):
         report.problems.append(f"{wrong_answers_path(solution_path)}: exercise {unknown} is not in {solution_path.name}")
     group_of = {index: exercise_id for exercise_id, entry in found.items()
                 for index in range(min(entry["solution"]), max(entry["check"]) + 1)}
     namespace = {"__name__": "__main__"}
-    started, done_groups = time.monotonic(), set()
+    started, done_groups, previous_end = time.monotonic(), set(), -1
     counts = [0, 0]
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -566,60 +715,53 @@ def mutation_test(solution_path, report=None, log=print):
             continue
         done_groups.add(exercise_id)
         entry = found[exercise_id]
-        cells = sorted(entry["solution"] + entry["check"])
-        (solution_index, *more) = entry["solution"]
-        if more:
-            report.problems.append(f"{solution_path.name}: exercise {exercise_id} has several solution cells; "
-                                   f"its wrong answers replace only the first")
-        answers = catalogue.get(exercise_id, {})
-        report.exercises += 1
+        if stated_roundings(nb, entry, previous_end) and not right_catalogue.get(exercise_id):
+            report.problems.append(f"exercise {exercise_id} states a rounding ({stated_roundings(nb, entry, previous_end)[0]})"
+                                   f": RIGHT_ANSWERS needs the value rounded another way (unrounded, or rounded)")
+        previous_end = max(entry["check"])
         counts[0] += 1
-        if len(answers) < MIN_WRONG_ANSWERS:
-            report.problems.append(f"exercise {exercise_id}: {len(answers)} wrong answers in the catalogue, "
-                                   f"at least {MIN_WRONG_ANSWERS} needed")
-        for description, wrong in answers.items():
-            where = f"exercise {exercise_id}, wrong answer {description!r}"
-            try:
-                source = wrong_answer_source(nb.cells[solution_index].source, wrong, where)
-            except ExerciseFormatError as error:
-                report.problems.append(str(error))
-                continue
-            report.wrong_answers += 1
-            counts[1] += 1
-            trial = dict(namespace)
-            rejected = False
-            for cell_index in cells:
-                cell_source = source if cell_index == solution_index else nb.cells[cell_index].source
-                error = _run_quietly(cell_source, trial, f"{where}, cell {cell_index}")
-                if error is not None:
-                    report.rejections.append((exercise_id, description, type(error).__name__,
-                                              (str(error).strip().splitlines() or [""])[0][:150]))
-                    clean = isinstance(error, (NotImplementedError, AssertionError))
-                    rejected = clean
-                    if not clean and cell_index == solution_index:
-                        report.problems.append(f"{where}: the wrong answer itself raises "
-                                               f"{type(error).__name__}: {error} (make it a plausible answer)")
-                        report.wrong_answers -= 1
-                        counts[1] -= 1
-                        rejected = None
-                    elif not clean:
-                        report.problems.append(
-                            f"{where}: the check (cell {cell_index}) crashed with {type(error).__name__}: "
-                            f"{str(error)[:200]} instead of a ✘ line (read the learner's value inside a check "
-                            f"helper, or call the learner's function through checks.checked_call)")
-                        rejected = None
-                    break
-            if rejected:
-                report.rejected += 1
-            elif rejected is False:
-                report.survivors.append(f"{where}: passes the checks")
-        for cell_index in cells:
-            error = _run_quietly(nb.cells[cell_index].source, namespace,
-                                 f"{solution_path.name}, exercise {exercise_id}, cell {cell_index}")
-            if error is not None:
-                report.problems.append(f"exercise {exercise_id}: the reference answer fails its own check, cell "
-                                       f"{cell_index}: {type(error).__name__}: {str(error)[:300]}")
-                break
+        counts[1] += _test_exercise(nb, solution_path.name, exercise_id, entry, namespace, report,
+                                    catalogue.get(exercise_id, {}), right_catalogue.get(exercise_id, {}))
     log(f"{solution_path.name}: {counts[0]} exercises, {counts[1]} wrong answers "
         f"({time.monotonic() - started:.0f} s)")
     return report
+
+
+def _test_exercise(nb, notebook_name, exercise_id, entry, namespace, report, answers, right_answers):
+    """Judges one exercise's wrong and right answers, then runs its reference in `namespace`; returns the number of
+    wrong answers judged."""
+    cells = sorted(entry["solution"] + entry["check"])
+    (solution_index, *more) = entry["solution"]
+    if more:
+        report.problems.append(f"{notebook_name}: exercise {exercise_id} has several solution cells; "
+                               f"its wrong answers replace only the first")
+    report.exercises += 1
+    if len(answers) < MIN_WRONG_ANSWERS:
+        report.problems.append(f"exercise {exercise_id}: {len(answers)} wrong answers in the catalogue, "
+                               f"at least {MIN_WRONG_ANSWERS} needed")
+    judged = 0
+    for kind, entries in (("wrong", answers), ("right", right_answers)):
+        for description, answer in entries.items():
+            where = f"exercise {exercise_id}, {kind} answer {description!r}"
+            try:
+                source = wrong_answer_source(nb.cells[solution_index].source, answer, where)
+            except ExerciseFormatError as error:
+                report.problems.append(str(error))
+                continue
+            if kind == "right":
+                _judge_right_answer(nb, cells, solution_index, source, namespace, where, report)
+                continue
+            rejected = _judge_wrong_answer(nb, cells, solution_index, source, namespace, where, report, exercise_id,
+                                           description)
+            if rejected is not None:
+                judged += 1
+                report.wrong_answers += 1
+                report.rejected += rejected
+    reference = nb.cells[solution_index].source
+    for public_only, trial in ((True, dict(namespace)), (False, namespace)):  # the last run leaves its definitions
+        error, cell_index = _verdict(nb, cells, solution_index, reference, trial, notebook_name, public_only)
+        if error is not None:
+            report.problems.append(f"exercise {exercise_id}: the reference answer fails its own "
+                                   f"{'public ' if public_only else ''}check, cell {cell_index}: "
+                                   f"{type(error).__name__}: {str(error)[:300]}")
+    return judged

@@ -422,16 +422,8 @@ STRINGS = {
     "P(X >= k) adds the binomial probabilities of k, k + 1, ..., n right answers; the first k whose tail is below "
     "alpha; n + 1 when there is none":
         "P(X >= k) 是答对 k、k + 1、...、n 个的二项概率之和；取尾概率低于 alpha 的第一个 k；没有这样的 k 时为 n + 1",
-    "the chapter's fine-tuned model got 22 of 71; the majority rate is about 56%":
-        "本章微调的模型在 71 个样本中答对 22 个；多数类的比例约为 56%",
     "47 of 71 still has a tail of 0.059": "71 个答对 47 个时，尾概率仍有 0.059",
-    "only dev premises seen in train count; a tie (q: one 0, one 1) goes to the smaller label":
-        "只统计在训练集中出现过的开发集前提；并列（例如一个 0、一个 1）时取较小的标签",
     "np.bincount(labels).argmax() per premise": "对每个前提做 np.bincount(labels).argmax()",
-    "65 dev premises occur in train; np.bincount(labels).argmax() per premise":
-        "开发集中有 65 个样本的前提在训练集里出现过；对每个前提做 np.bincount(labels).argmax()",
-    "every dev example counts; the unseen premise s is predicted 0; the tie q is predicted 1":
-        "每个开发集样本都要计入；没见过的前提 s 预测为 0；并列的 q 预测为 1",
     "BERT / GPT: BooksCorpus + Wikipedia (3.3B words) vs BooksCorpus (800M); 128,000 vs 32,000 words per step; "
     "both ran 1M steps; 256 x 512 tokens vs 64 x 512":
         "BERT / GPT：BooksCorpus + Wikipedia（33 亿词）对 BooksCorpus（8 亿词）；每步 128,000 词对 32,000 词；"
@@ -472,7 +464,6 @@ STRINGS = {
         "精确计数还要加上偏置、LayerNorm、池化层，以及多出来的 522 行词表",
     "the '+7.0' of §4.1 is measured against OpenAI GPT; GLUE averages are in table 1":
         "§4.1 的“+7.0”是相对 OpenAI GPT 而言的；GLUE 平均分在表 1",
-    "1.28e11 tokens / 3.3e9 words": "1.28e11 个词元 / 3.3e9 个词",
     "the '+7.0' of §4.1 is measured against OpenAI GPT": "§4.1 的“+7.0”是相对 OpenAI GPT 而言的",
     "§4.1 gives both leaderboard scores; Table 1's averages are another comparison":
         "§4.1 给出了两个排行榜分数；表 1 的平均分是另一种比较",
@@ -493,6 +484,37 @@ STRINGS = {
     "Table 7: Concat Last Four Hidden, 96.1": "表 7：Concat Last Four Hidden，96.1",
     "96.4 - 96.1 (Table 7)": "96.4 - 96.1（表 7）",
     "see chapter 04 and the guide's section 7.5": "见第 04 章和导读的 7.5 节",
-    "e.g. '§5.1: without NSP, QNLI drops 3.5 points'; the guide's section 一 says where to look":
-        "例如“§5.1：去掉 NSP 后 QNLI 掉 3.5 分”；导读第一部分“全局大图”告诉你该去哪里找",
+    # issue 38 / 35: hints rewritten as pointers to the method
+    "reread §3.1: which share of ALL tokens is first selected, and which share of those takes the random branch?":
+        "重读 §3.1：所有词元中先有多大比例被选中，被选中的又有多大比例走随机分支？",
+    "one rng.random() draw per removed token, from the longer list (from B when both are equally long)":
+        "每删一个词元抽一次 rng.random()，从较长的列表里删（两者一样长时从 B 删）",
+    "the drop is the score with NSP minus the score without it; not the highest score":
+        "下降幅度是有 NSP 的分数减去没有 NSP 的分数；不是分数最高的任务",
+    "100 sequences never split evenly over 8 replicas: raise ValueError":
+        "100 个序列无法平均分给 8 个副本：抛出 ValueError",
+    "no pair exists: raise ValueError":
+        "不存在这样的组合：抛出 ValueError",
+    "with window = n every position sees every other after one layer":
+        "window = n 时，一层之后每个位置都能看见所有其他位置",
+    "the accuracy is the share of the four (a, b) cases predicted right, the best over all choices":
+        "准确率是四种 (a, b) 情况中预测正确的比例，取所有取值组合中最好的",
+    "an additive score gets at most three of the four XOR cases right":
+        "加性打分在 XOR 的四种情况中最多对三种",
+    "min_correct with n = the 71 dev pairs and base_rate = the majority class's share of WNLI dev":
+        "用 min_correct，n 取开发集的 71 对，base_rate 取 WNLI 开发集中多数类的比例",
+    "only dev premises seen in train count; a tie (q: 0 then 1, t: 1 then 0) goes to the smaller label, whichever came first":
+        "只统计在训练集中出现过的开发集前提；并列（q：先 0 后 1；t：先 1 后 0）时取较小的标签，不管哪个先出现",
+    "count only the dev examples whose premise occurs in train; np.bincount(labels).argmax() per premise":
+        "只统计前提在训练集中出现过的开发集样本；对每个前提做 np.bincount(labels).argmax()",
+    "every dev example counts; the unseen premise s is predicted 0; the ties q and t are predicted 1":
+        "每个开发集样本都要计入；没见过的前提 s 预测为 0；并列的 q 和 t 预测为 1",
+    "80 + 10 + 5 is not 100: check the sum before building the masker":
+        "80 + 10 + 5 不等于 100：先检查总和，再构造掩码器",
+    "12 L H^2 for the blocks, plus (vocabulary + positions + segments) x H for the three embedding tables":
+        "各层共 12 L H^2，再加上三张嵌入表的 (词表 + 位置 + 段) × H",
+    "1.28e11 words / 3.3e9 words":
+        "1.28e11 个词 / 3.3e9 个词",
+    "name where the evidence is, what it measured, and only figures it shows; the guide's section 一 says where to look":
+        "写明证据在哪里、它测了什么，只引用它给出的数字；导读第一部分“全局大图”告诉你该去哪里找",
 }

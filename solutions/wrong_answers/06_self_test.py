@@ -63,3 +63,14 @@ def best_additive_xor_accuracy(values=(-2.0, -1.0, 1.0, 2.0)):
         "the guide's three numbers": [(', "SQuAD v2.0": (83.1, 5.1)}', "}")],
     },
 }
+
+# Answers that are right another way than the reference (`bertlib exercises test` wants each to pass the public
+# checks and the hidden tests alike): the values rounded as the question says, where the reference leaves them unrounded.
+RIGHT_ANSWERS = {
+    "6.1": {"mask_count_std rounded to 2 decimals": [
+        ("return float(np.sqrt(sequence_length * p * (1 - p)))", "return round(float(np.sqrt(sequence_length * p * (1 - p))), 2)"),
+        ("return float(np.sqrt(selected * 0.8 * 0.2))", "return round(float(np.sqrt(selected * 0.8 * 0.2)), 2)")]},
+    "6.2": {"best_rate to 3 decimals, best_count to 1": [
+        ("best_rate = 1 / 3", "best_rate = 0.333"),
+        ("best_count = intact_targets(best_rate)", "best_count = round(intact_targets(best_rate), 1)")]},
+}

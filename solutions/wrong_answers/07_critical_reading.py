@@ -29,6 +29,17 @@ WRONG_ANSWERS = {
             "1 - int(np.bincount(train_labels[premise], minlength=2).argmax())",
             "int(np.bincount(train_labels[premise], minlength=2).argmin())")],
         "anti-copy: unseen premises predicted 1": [("else 0 for premise", "else 1 for premise")],
+        # The chapter's Counter.most_common(1): on a tie the label seen first wins, not the smaller one.
+        "ties to the label seen first (the chapter's Counter.most_common)": [
+            ("def copy_premise_label_accuracy(train, dev):", "from collections import Counter\n\n\n"
+                                                             "def copy_premise_label_accuracy(train, dev):"),
+            ("int(np.bincount(labels_by_premise[premise]).argmax())",
+             "Counter(labels_by_premise[premise]).most_common(1)[0][0]")],
+        "anti-copy: ties to the opposite of the label seen first (Counter.most_common)": [
+            ("def copy_premise_label_accuracy(train, dev):", "from collections import Counter\n\n\n"
+                                                             "def copy_premise_label_accuracy(train, dev):"),
+            ("1 - int(np.bincount(train_labels[premise], minlength=2).argmax())",
+             "1 - Counter(train_labels[premise]).most_common(1)[0][0]")],
     },
     "7.3": {
         "ratios inverted (GPT / BERT)": [("3_300e6 / 800e6", "800e6 / 3_300e6"), ("128_000 / 32_000", "32_000 / 128_000"),
@@ -69,4 +80,14 @@ WRONG_ANSWERS = {
         "missing: the characters that are in the vocabulary": [('tokenizer.tokenize(character) == ["[UNK]"]',
                                                                 'tokenizer.tokenize(character) != ["[UNK]"]')],
     },
+}
+
+# Answers that are right another way than the reference (`bertlib exercises test` wants each to pass the public
+# checks and the hidden tests alike): the value unrounded, where the reference rounds it as the question says.
+RIGHT_ANSWERS = {
+    "7.4": {"base_cache_mib unrounded": [("base_cache_mib = round(kv_cache_bytes(12, 768, 512) / 2**20, 1)",
+                                          "base_cache_mib = kv_cache_bytes(12, 768, 512) / 2**20")]},
+    "7.5": {"missing_share unrounded (0.7069 for 0.71)": [(
+        "missing_share = round(len(missing_characters(CHINESE)) / len({c for text in CHINESE for c in text if is_cjk(c)}), 2)",
+        "missing_share = len(missing_characters(CHINESE)) / len({c for text in CHINESE for c in text if is_cjk(c)})")]},
 }
