@@ -79,8 +79,11 @@ def test_smoke_runs_every_part_and_reports_mfu(tmp_path):
     assert figures["tokens_per_second"] == pytest.approx(8 * 64 / figures["step_seconds"])
     assert figures["mfu"] == pytest.approx(figures["step_tflop"] / figures["step_seconds"] / figures["peak_tflops"])
     assert figures["preset"] == "tiny" and figures["policy"] == "mixed_bfloat16" and figures["timed_steps"] == 4
-    # Chapter 00 ran on each backend into the output folder, in fast mode; the stored notebook is untouched.
+    # The stand-in chapter ran on each backend into the output folder, in fast mode, and printed that backend's
+    # name; the stored chapter 00 is untouched.
     for backend in ("tensorflow", "jax"):
-        record = nbformat.read(tmp_path / backend / stored.name, as_version=4).metadata["bertlib"]["run"]
+        executed = nbformat.read(tmp_path / backend / "smoke_chapter.ipynb", as_version=4)
+        assert executed.cells[-1].outputs[0]["text"].strip() == backend
+        record = executed.metadata["bertlib"]["run"]
         assert (record["backend"], record["mode"]) == (backend, "fast")
     assert hashlib.sha256(stored.read_bytes()).hexdigest() == before
