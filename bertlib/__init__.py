@@ -8,7 +8,8 @@ Names are imported lazily, so `import bertlib.tokenizer` or the `bertlib grade` 
 
 A `.keras` file saved from bertlib's layers and models loads after `import bertlib` alone: Keras finds custom classes
 in its registry of serializable objects, so bertlib registers its classes when Keras is imported (at once when it
-already is, else right after Keras' own import, by a one-shot import hook). That registration is the only thing
+already is, else right after Keras' own import, by a one-shot import hook; when that import is bertlib.layers'
+own, at the end of bertlib.layers, since bertlib.model needs its layers). That registration is the only thing
 importing bertlib does beyond defining names; CPU threads, seeds and logging are calls a program makes.
 """
 
@@ -62,6 +63,12 @@ def register_keras_serializables():
     importlib.import_module("bertlib.model")  # and bertlib.layers: their @register_keras_serializable run
 
 
+# The modules `register_keras_serializables` imports. When one of them is itself importing Keras (the first
+# bertlib import of the process was `import bertlib.layers`), it is half-run and bertlib.model could not import
+# its layers yet: the hook leaves it, and bertlib.layers registers everything at its own end.
+_SERIALIZABLE_MODULES = ("bertlib.layers", "bertlib.model")
+
+
 class _RegisterAfterKerasImport(importlib.abc.MetaPathFinder):
     """Finds nothing itself: when `keras` is first imported, it lets Keras load as usual and then registers
     bertlib's classes, and removes itself from `sys.meta_path`."""
@@ -94,6 +101,8 @@ class _ThenRegister(importlib.abc.Loader):
     def exec_module(self, module):
         module.__spec__.loader = module.__loader__ = self.loader  # leave no trace on the keras module
         self.loader.exec_module(module)
+        if any(name in sys.modules for name in _SERIALIZABLE_MODULES):
+            return  # imported by one of them, which is half-run: bertlib.layers registers at its end
         try:
             register_keras_serializables()
         except Exception as error:  # noqa: BLE001 - Keras itself must still import

@@ -17,6 +17,7 @@ import importlib
 import inspect
 import os
 import re
+import stat
 from pathlib import Path
 
 # Pure standard-library modules whose docstrings are prose. Importing them has no side effects (no `this`,
@@ -194,7 +195,8 @@ def text_files(paths):
 
     Raises:
         FileNotFoundError: a path does not exist.
-        ValueError: a file is not UTF-8 (the message names the file and the byte offset).
+        ValueError: a path is not a regular file or folder (a FIFO, a device), or a file is not UTF-8 (the
+            message names the file and the byte offset).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -202,8 +204,30 @@ def text_files(paths):
     for path in map(Path, paths):
         files = sorted(path.glob("*.txt")) if path.is_dir() else [path]
         for file in files:
+            problem = not_a_text_file(file)
+            if problem:
+                raise (FileNotFoundError if not file.exists() else ValueError)(problem + ".")
             documents.extend(_read_documents(file))
     return documents
+
+
+SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe): reading it waits for a writer, maybe forever"),
+                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_a_text_file(path, folders=False):
+    """Why `path` cannot be read as a corpus file (or, with `folders`, a folder of them); None when it can.
+    Only a regular file is read: a FIFO or a device never ends, or blocks until something writes to it."""
+    path = Path(path)
+    if not path.exists():
+        return f"{path} not found"
+    if path.is_file() or (folders and path.is_dir()):
+        return None
+    if path.is_dir():
+        return f"{path} is a folder; expected a text file"
+    mode = path.stat().st_mode
+    kind = next((kind for is_kind, kind in SPECIAL_FILES if is_kind(mode)), "not a regular file")
+    return f"{path} is {kind}; expected a regular text file{' or a folder of them' if folders else ''}"
 
 
 def _read_documents(path):

@@ -399,6 +399,8 @@ def add_arguments(parser):
 
 def check_arguments(args):
     """Every argument of `bertlib data` checked before the corpus is read: a ValueError naming the problem."""
+    from bertlib import corpora
+
     problems = []
     if not 5 <= args.max_seq_length <= MAX_MODEL_SEQ_LENGTH:
         problems.append(f"--max-seq-length {args.max_seq_length}: an NSP pair [CLS] A [SEP] B [SEP] needs at "
@@ -406,6 +408,10 @@ def check_arguments(args):
     for name in ("dupe_factor", "num_shards", "max_predictions"):
         if getattr(args, name) < 1:
             problems.append(f"--{name.replace('_', '-')} {getattr(args, name)} must be at least 1")
+    if args.static_masking and args.max_predictions > args.max_seq_length - 3:  # the slots are stored then
+        problems.append(f"--max-predictions {args.max_predictions} is more than the {args.max_seq_length - 3} "
+                        f"tokens a sequence of --max-seq-length {args.max_seq_length} holds besides [CLS] and "
+                        "its two [SEP]")
     if not 0.0 <= args.short_seq_prob <= 1.0:
         problems.append(f"--short-seq-prob {args.short_seq_prob} must be in [0, 1]")
     if args.seed < 0:
@@ -416,6 +422,10 @@ def check_arguments(args):
         missing = [path for path in args.corpus if not Path(path).exists()]
         if missing:
             problems.append(f"--corpus files not found: {missing} (expected 'python-docs' or text files)")
+        for path in args.corpus:  # a FIFO or a device would be read forever, or block: refused here
+            problem = Path(path).exists() and corpora.not_a_text_file(path, folders=True)
+            if problem:
+                problems.append(f"--corpus {problem}")
     if problems:
         raise ValueError("; ".join(problems) + ".")
     check_out_dir(args.out, args.overwrite)

@@ -12,7 +12,10 @@ import json
 import math
 
 import keras
+import numpy as np
 from keras import ops
+
+import bertlib
 
 # Every weight matrix of BERT starts as a truncated normal with standard deviation 0.02 (the released code).
 # Written as Keras' serialized form, so a layer's config holds it without drawing a seed here.
@@ -155,12 +158,45 @@ def attention_mask_from_padding(padding_mask, causal=False, query_positions=None
     only padding is hidden. With `causal`, query i also may not look at keys j > i (a left-to-right model).
     `query_positions` (batch, n) says where the queries sit when they are not every position.
     """
+    check_padding_mask_values(padding_mask, only_float=True)
     mask = ops.cast(padding_mask, "bool")[:, None, None, :]  # (batch, 1, 1, key)
     if causal:
         keys = ops.arange(ops.shape(padding_mask)[1])
         queries = keys[None] if query_positions is None else ops.cast(query_positions, keys.dtype)  # (b, q)
         mask = ops.logical_and(mask, queries[:, None, :, None] >= keys[None, None, None, :])  # (b, 1, q, k)
     return mask
+
+
+def concrete_values(tensor):
+    """The values of a numpy array or eager tensor; None for a symbolic one (inside a compiled function)."""
+    if isinstance(tensor, np.ndarray):
+        return tensor
+    try:
+        return np.asarray(ops.convert_to_numpy(tensor))
+    except Exception:  # a symbolic tensor or a tracer: its values are not known yet
+        return None
+
+
+def check_padding_mask_values(padding_mask, only_float=False, owner="padding_mask"):
+    """Refuse a padding mask holding anything but 0 and 1 (or False and True), when its values are known.
+
+    Casting to bool reads NaN or 0.5 as a real token, so such a mask would give finite output instead of
+    failing. Inside a compiled function (fit, jit) the values are not known and nothing is checked.
+    `only_float` looks only at float masks, the only ones that can hold NaN or a fraction: the attention layers
+    check so, to keep an eager integer mask from being copied to the host by every layer (the backbone checks
+    integer masks once, at its input).
+    """
+    dtype = keras.backend.standardize_dtype(getattr(padding_mask, "dtype", None) or "float32")
+    if only_float and not keras.backend.is_float_dtype(dtype):
+        return
+    values = concrete_values(padding_mask)
+    if values is None or not values.size:
+        return
+    bad = ~((values == 0) | (values == 1))  # NaN compares unequal to both
+    if bad.any():
+        raise ValueError(f"{owner} holds {int(bad.sum())} value(s) that are not 0 or 1, e.g. "
+                         f"{values[bad].reshape(-1)[0].item()!r}; expected 1 for a real token and 0 for padding "
+                         f"(this mask is {dtype}; bool masks are taken too).")
 
 
 def gather_positions(x, positions, axis=1):
@@ -383,3 +419,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         config = dict(config)
         config.pop("hidden_dim", None)  # written by bertlib 0.1; the input gives it now
         return cls(**config)
+
+
+# Every bertlib class registered with Keras (bertlib/__init__.py), now that the layers bertlib.model is built on
+# exist: in a process whose first bertlib import is this module, Keras' import above came too early for that.
+bertlib.register_keras_serializables()

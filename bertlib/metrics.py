@@ -196,6 +196,11 @@ def squad_evaluate(dataset, predictions, version_2=None, na_probs=None, na_prob_
                  for question in paragraph["qas"]]
     if not questions:
         raise ValueError("The SQuAD dataset has no questions.")
+    counts = collections.Counter(question["id"] for question in questions)
+    repeated = [qid for qid, count in counts.items() if count > 1]
+    if repeated:  # scores are kept by id: the second question would replace the first, and the total shrink
+        raise ValueError(f"The SQuAD dataset uses question id {repeated[0]!r} {counts[repeated[0]]} times "
+                         f"({len(repeated)} id(s) repeated); every question needs its own id.")
     if version_2 is None:
         version_2 = any("is_impossible" in question or not question["answers"] for question in questions)
     if na_probs is not None and not version_2:

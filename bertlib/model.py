@@ -8,6 +8,8 @@ from bertlib.config import BertConfig
 from bertlib.layers import (
     BertEmbedding,
     TransformerEncoderBlock,
+    check_padding_mask_values,
+    concrete_values,
     gather_positions,
     make_initializer,
     plain,
@@ -125,11 +127,11 @@ class BertBackbone(keras.Model):
 def check_inputs(inputs, config):
     """Raise a ValueError naming the problem when the backbone's inputs cannot be right.
 
-    Shapes are checked whenever they are known: the three arrays must be (batch, seq) alike, since a
-    (1, seq) padding mask would otherwise be broadcast silently onto every row, and seq must fit the
-    position table. Values are checked when they are concrete (numpy or eager tensors, not inside a
-    compiled step): an id outside the vocabulary would otherwise be read from the wrong row (-1 is the
-    last row) instead of failing.
+    Shapes and dtypes are checked whenever they are known: the three arrays must be (batch, seq) alike, since a
+    (1, seq) padding mask would otherwise be broadcast silently onto every row, seq must fit the position
+    table, and the ids must be integers. Values are checked when they are concrete (numpy or eager tensors,
+    not inside a compiled step): an id outside the vocabulary would otherwise be read from the wrong row (-1
+    is the last row) instead of failing, and a mask value other than 0/1 (NaN, 0.5) read as a real token.
     """
     shapes = {name: tuple(inputs[name].shape) for name in INPUT_NAMES}
     token_shape = shapes["token_ids"]
@@ -141,23 +143,17 @@ def check_inputs(inputs, config):
     if seq_length is not None and seq_length > config.max_sequence_length:
         raise ValueError(f"Sequences of {seq_length} tokens are longer than the model's "
                          f"{config.max_sequence_length} learned positions (BertConfig.max_sequence_length).")
-    limits = {"token_ids": (0, config.vocabulary_size), "segment_ids": (0, config.type_vocab_size),
-              "padding_mask": (0, 2)}
+    for name in ("token_ids", "segment_ids"):
+        dtype = keras.backend.standardize_dtype(inputs[name].dtype)
+        if not keras.backend.is_int_dtype(dtype):  # a bool True would be read as id 1, a float 7.9 as 7
+            raise ValueError(f"BertBackbone input {name} is a {dtype} array; expected integer ids (int32).")
+    limits = {"token_ids": (0, config.vocabulary_size), "segment_ids": (0, config.type_vocab_size)}
     for name, (low, high) in limits.items():
-        values = _concrete(inputs[name])
+        values = concrete_values(inputs[name])
         if values is not None and values.size and not low <= values.min() <= values.max() < high:
             raise ValueError(f"BertBackbone input {name} holds values from {values.min()} to {values.max()}; "
                              f"expected integers in [{low}, {high}).")
-
-
-def _concrete(tensor):
-    """The values of a numpy array or eager tensor; None for a symbolic one (inside a compiled function)."""
-    if isinstance(tensor, np.ndarray):
-        return tensor
-    try:
-        return np.asarray(ops.convert_to_numpy(tensor))
-    except Exception:  # a symbolic tensor or a tracer: its values are not known yet
-        return None
+    check_padding_mask_values(inputs["padding_mask"], owner="BertBackbone input padding_mask")
 
 
 @keras.saving.register_keras_serializable(package="bertlib")

@@ -320,7 +320,9 @@ class WordPieceTokenizer:
         return [self._ids.get(_checked_token(token), self.unk_id) for token in tokens]
 
     def id_to_token(self, token_id):
-        token_id = int(token_id)
+        if np.ndim(token_id) != 0:
+            raise TypeError(f"id_to_token takes one id, got {token_id!r}; decode takes a sequence of ids.")
+        token_id = _token_ids(token_id)[0]
         if not 0 <= token_id < self.vocabulary_size:
             raise IndexError(f"Token id {token_id} is outside the vocabulary (ids 0 to {self.vocabulary_size - 1}).")
         return self.vocabulary[token_id]
@@ -444,7 +446,7 @@ class WordPieceTokenizer:
         """
         special = set(self.special_token_ids) if skip_special_tokens else set()
         text = []
-        for token_id in np.asarray(ids, dtype=np.int64).reshape(-1).tolist():
+        for token_id in _token_ids(ids):
             if token_id in special:
                 continue
             token = self.id_to_token(token_id)
@@ -539,6 +541,25 @@ def _word_spans(characters):
     if start is not None:
         spans.append((start, len(characters)))
     return spans
+
+
+def _token_ids(ids):
+    """`ids` (an id, a list or an array of them, any shape) as a flat list of ints. A TypeError names what is not
+    an id: a bool, a float with a fraction (2023.7 is not read as 2023), a string or anything else; floats that
+    are whole numbers (an array of ids computed in floats) are taken."""
+    array = np.asarray(ids) if hasattr(ids, "dtype") or hasattr(ids, "numpy") else np.asarray(ids, dtype=object)
+    flat = array.reshape(-1)
+    if array.dtype == object:  # Python values: each looked at, since numpy would turn True or "7" into an id
+        bad = [value for value in flat.tolist() if isinstance(value, bool)
+               or not isinstance(value, (int, float, np.integer, np.floating))
+               or (isinstance(value, (float, np.floating)) and not float(value).is_integer())]
+    elif array.dtype == bool or not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
+        bad = flat[:1].tolist()
+    else:
+        bad = flat[~np.isfinite(flat) | (flat != np.round(flat))].tolist() if array.dtype.kind == "f" else []
+    if bad:
+        raise TypeError(f"Token ids must be integers; got {bad[0]!r} ({type(bad[0]).__name__}).")
+    return [int(value) for value in flat.tolist()]
 
 
 def _checked_token(token):

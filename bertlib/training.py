@@ -204,15 +204,21 @@ def set_precision(policy="auto", strategy=None):
 
 
 def check_corpus(corpus):
-    """`corpus` as a list of names; a FileNotFoundError naming the text files that do not exist."""
+    """`corpus` as a list of names; a FileNotFoundError naming the text files that do not exist, a ValueError
+    naming those that are not regular files."""
     names = [corpus] if isinstance(corpus, str) else list(corpus)
     if names in (["python-docs"], ["wikitext103"]) or (len(names) == 1 and names[0].startswith("tfrecords:")):
         return names
-    missing = [path for path in names if not Path(path).is_file()]
+    from bertlib import corpora
+
+    expected = ("Expected 'python-docs', 'wikitext103', 'tfrecords:DIR[,LONG_DIR]' or text files (one sentence "
+                "per line, blank lines between documents).")
+    missing = [path for path in names if not Path(path).exists()]
     if missing:
-        raise FileNotFoundError(f"Corpus files not found: {missing}. Expected 'python-docs', 'wikitext103', "
-                                "'tfrecords:DIR[,LONG_DIR]' or text files (one sentence per line, blank "
-                                "lines between documents).")
+        raise FileNotFoundError(f"Corpus files not found: {missing}. {expected}")
+    unreadable = [problem for problem in map(corpora.not_a_text_file, names) if problem]
+    if unreadable:  # a folder, or a FIFO or a device, which would be read forever or block
+        raise ValueError(f"Corpus {'; '.join(unreadable)}. {expected}")
     return names
 
 
@@ -343,7 +349,8 @@ class PretrainSettings:
     strategy: object = setting("auto", "where to train (bertlib.distribute.distributed; in Python also a ready "
                                "tf.distribute.Strategy or Placement)", choices=distribute.STRATEGY_KINDS)
     tpu: str | None = setting(None, "TPU name, 'local' on a TPU VM; default: Colab's")
-    precision: str | None = setting(None, "dtype policy (default: keep Keras' one)", choices=PRECISIONS)
+    precision: str | None = setting(None, "dtype policy (default: keep Keras' one)", choices=PRECISIONS,
+                                    resume="dtype_policy")
     steps_per_execution: int = setting(1, "steps per call into the compiled graph (speed on TPUs)")
 
     def __post_init__(self):
@@ -363,6 +370,10 @@ class PretrainSettings:
                                     steps_per_execution=self.steps_per_execution)
         for name in ("seq_length", "long_seq_length"):  # [CLS] A [SEP] B [SEP]
             settings.check_int(owner, name, getattr(self, name), 5, rule="an NSP pair needs at least 5 tokens")
+        # The long phase's slots are scaled from these (`_predictions_for`) and then fit its longer sequences too.
+        settings.check_int(owner, "max_predictions", self.max_predictions, 1, self.seq_length - 3,
+                           rule=f"a sequence of seq_length {self.seq_length} has at most {self.seq_length - 3} "
+                                "tokens to mask besides [CLS] and its two [SEP]")
         settings.check_number(owner, "learning_rate", self.learning_rate, 0, low_open=True)
         settings.check_int(owner, "warmup_steps", self.warmup_steps, 0)  # (<= steps: the schedule checks)
         settings.check_number(owner, "weight_decay", self.weight_decay, 0,
@@ -405,6 +416,13 @@ class PretrainSettings:
     def seq_lengths(self):
         """The sequence lengths the run trains at: what a resumed run must keep of the phases."""
         return sorted({length for length, _, _ in self.phase_plan})
+
+    @property
+    def dtype_policy(self):
+        """The dtype policy the run computes in, what a resumed run must keep (float32 weights restored into a
+        mixed-precision run would train on silently): Keras' global policy, which `pretrain` has set from
+        `precision` ("auto" decided for the device) by the time it compares."""
+        return keras.config.dtype_policy().name
 
     @property
     def log_interval(self):

@@ -562,3 +562,242 @@ def test_pretrain_refuses_sequences_longer_than_the_position_table_and_unwritabl
         training.pretrain(steps=5, checkpoint_dir=afile, **settings)
     with pytest.raises(ValueError, match="weight_decay"):
         training.pretrain(steps=5, **{**settings, "weight_decay": -0.1})
+
+
+# Issue 38: library-side bad inputs -------------------------------------------------------------------------------
+
+def _run_python(script, timeout=300, **kwargs):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    env = {**os.environ, "PYTHONWARNINGS": "always"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kwargs)
+
+
+@pytest.mark.timeout(600)
+def test_a_process_that_imports_bertlib_layers_first_saves_and_loads_a_backbone(tmp_path):
+    # Keras' first import ran bertlib's registration hook while bertlib.layers was half-run: bertlib.model could
+    # not import, a warning said so, and a BertBackbone saved elsewhere did not load in such a process.
+    script = f"""
+        import bertlib.layers  # the first bertlib import of the process
+        import keras
+        import numpy as np
+        from tests.test_hostile_inputs import _tiny_backbone
+
+        path = {str(tmp_path / "backbone.keras")!r}
+        inputs = {{"token_ids": np.arange(8, dtype="int32")[None], "segment_ids": np.zeros((1, 8), "int32"),
+                  "padding_mask": np.ones((1, 8), "int32")}}
+        if {{mode!r}} == "save":
+            backbone = _tiny_backbone()
+            np.save(path + ".npy", keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"]))
+            backbone.save(path)
+        else:
+            loaded = keras.saving.load_model(path)
+            got = keras.ops.convert_to_numpy(loaded(inputs)["sequence_output"])
+            np.testing.assert_allclose(got, np.load(path + ".npy"), atol=1e-6)
+            print("loaded", type(loaded).__name__)
+        """
+    for mode in ("save", "load"):  # two fresh processes: the loading one never imports bertlib.model itself
+        done = _run_python(script.replace("{mode!r}", repr(mode)), cwd=Path(__file__).parent.parent)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "could not register" not in done.stderr
+    assert "loaded BertBackbone" in done.stdout
+
+
+@pytest.mark.parametrize("name, value", [("token_ids", np.ones((2, 8), bool)),
+                                         ("token_ids", np.full((2, 8), 1.7, np.float32)),
+                                         ("token_ids", np.ones((2, 8), np.float64)),
+                                         ("segment_ids", np.zeros((2, 8), bool)),
+                                         ("segment_ids", np.zeros((2, 8), np.float32))],
+                         ids=["bool ids", "fractional ids", "integral float ids", "bool segments", "float segments"])
+def test_backbone_refuses_ids_that_are_not_integers(name, value):
+    backbone = _tiny_backbone()
+    good = {"token_ids": np.ones((2, 8), np.int32), "segment_ids": np.zeros((2, 8), np.int32),
+            "padding_mask": np.ones((2, 8), np.int32)}
+    with pytest.raises(ValueError, match=f"{name} is a {value.dtype} array; expected integer ids"):
+        backbone(dict(good, **{name: value}))
+    for dtype in (np.int64, np.uint8):  # every integer type is still taken
+        assert backbone(dict(good, **{name: value.astype(dtype)}))["sequence_output"].shape == (2, 8, 16)
+
+
+def test_padding_masks_other_than_zero_and_one_are_refused_where_their_values_are_known():
+    import keras
+    import tensorflow as tf
+
+    from bertlib.layers import TransformerEncoderBlock
+
+    backbone = _tiny_backbone()
+    good = {"token_ids": np.arange(1, 17, dtype=np.int32).reshape(2, 8), "segment_ids": np.zeros((2, 8), np.int32),
+            "padding_mask": np.array([[1] * 8, [1] * 5 + [0] * 3], np.int32)}
+    expected = keras.ops.convert_to_numpy(backbone(good)["sequence_output"])
+    block = TransformerEncoderBlock(2, 32)
+    x = np.random.default_rng(0).normal(size=(2, 8, 16)).astype(np.float32)
+    for bad_value in (np.nan, 0.5, 2.0, -1.0):
+        mask = good["padding_mask"].astype(np.float32)
+        mask[1, 2] = bad_value
+        with pytest.raises(ValueError, match=f"padding_mask holds 1 value.*not 0 or 1, e.g. {bad_value}"):
+            backbone(dict(good, padding_mask=mask))
+        with pytest.raises(ValueError, match="padding_mask holds 1 value"):
+            block(x, padding_mask=mask)  # the layers themselves, as the pretrainer calls them
+    with pytest.raises(ValueError, match="padding_mask holds 16 value.*e.g. 2;.*int32"):
+        backbone(dict(good, padding_mask=np.full((2, 8), 2, np.int32)))
+    for mask in (good["padding_mask"].astype(np.float32), good["padding_mask"].astype(bool)):  # still taken
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(backbone(dict(good, padding_mask=mask))
+                                                              ["sequence_output"]), expected, atol=1e-5)
+        block(x, padding_mask=mask)
+    # A compiled call cannot see the values: it is not refused, and gives the eager numbers.
+    traced = tf.function(lambda inputs: backbone(inputs)["sequence_output"])
+    float_mask = dict(good, padding_mask=good["padding_mask"].astype(np.float32))
+    np.testing.assert_allclose(traced(float_mask).numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(backbone.predict(float_mask, verbose=0)["sequence_output"], expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("ids, error, named", [([2023.7], TypeError, "2023.7 \\(float\\)"),
+                                               ([True, 2023], TypeError, "True \\(bool\\)"),
+                                               (np.array([1, 0], bool), TypeError, "True \\(bool\\)"),
+                                               (["2023"], TypeError, "'2023' \\(str\\)"),
+                                               (np.array(["7"]), TypeError, "'7' \\(str\\)"),
+                                               ([float("nan")], TypeError, "nan"),
+                                               ([2023, -1], IndexError, "-1 is outside the vocabulary"),
+                                               ([30522], IndexError, "30522 is outside the vocabulary")],
+                         ids=["fraction", "bool", "bool array", "str", "str array", "nan", "negative", "past end"])
+def test_decode_refuses_what_is_not_an_id(minilm_dir, ids, error, named):
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    with pytest.raises(error, match=named):
+        tokenizer.decode(ids)
+    with pytest.raises(error, match=named):
+        tokenizer.id_to_token(np.asarray(ids, dtype=object)[-1] if error is IndexError else ids[0])
+
+
+def test_decode_takes_integer_ids_of_any_kind(minilm_dir):
+    import tensorflow as tf
+
+    from bertlib.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(minilm_dir / "vocab.txt")
+    ids = tokenizer.encode("this is a test")
+    text = "this is a test"
+    for given in (ids, np.asarray(ids, np.int32), np.asarray([ids], np.int64), np.asarray(ids, np.float32),
+                  [np.int64(i) for i in ids], tf.constant(ids)):
+        assert tokenizer.decode(given) == text
+    assert tokenizer.id_to_token(np.int64(ids[0])) == "this"
+
+
+def _mrpc_folder(tmp_path, rows):
+    folder = tmp_path / "MRPC"
+    folder.mkdir(exist_ok=True)
+    header = "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
+    for name in ("train.tsv", "dev.tsv"):
+        (folder / name).write_text(header + "".join(rows), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_glue_row_with_a_tab_inside_a_sentence_is_refused_with_its_file_and_line(tmp_path):
+    good = "1\t1\t2\tThe cat sat.\tA cat sat.\n"
+    tabbed = "0\t3\t4\tIt rained\tall day.\tThe sun shone.\n"  # 6 fields: the second sentence would be "all day."
+    _mrpc_folder(tmp_path, [good, "\n", tabbed])
+    with pytest.raises(ValueError, match=r"MRPC/train.tsv line 4 has 6 tab-separated columns; mrpc needs 5 "
+                                         r"\(as many as the header on line 1\)"):
+        tasks.load_glue("mrpc", tmp_path, "train")
+    _mrpc_folder(tmp_path, [good, "0\t3\t4\tIt rained.\n"])  # and a row too short
+    with pytest.raises(ValueError, match=r"line 3 has 4 tab-separated columns; mrpc needs 5"):
+        tasks.load_glue("mrpc", tmp_path, "dev")
+    cola = tmp_path / "CoLA"
+    cola.mkdir()
+    (cola / "train.tsv").write_text("gj04\t1\t\tA fine row.\ngj04\t1\t\tA row\twith a tab.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"CoLA/train.tsv line 2 has 5 tab-separated columns; cola needs 4"):
+        tasks.load_glue("cola", tmp_path, "train")
+    _mrpc_folder(tmp_path, [good, "0\t3\t4\tIt rained.\tThe sun shone.\n"])
+    assert tasks.load_glue("mrpc", tmp_path, "train").texts_b == ["A cat sat.", "The sun shone."]
+
+
+@pytest.mark.parametrize("task", ["cola", "sst2", "stsb", "wnli", "qnli"])
+def test_every_real_glue_file_still_reads(glue_dir, task):
+    splits = ["dev"] if task == "qnli" else ["train", "dev"]  # CI's copy of QNLI holds its dev set only
+    for split in splits:
+        path = tasks.glue_file(task, glue_dir, split)
+        lines = sum(1 for line in path.read_text(encoding="utf-8-sig").split("\n") if line.strip("\r"))
+        examples = tasks.load_glue(task, glue_dir, split)
+        assert len(examples) == lines - tasks.GLUE_TASKS[task].has_header  # every row read, none shifted
+
+
+def test_two_squad_questions_sharing_an_id_are_refused_when_read_and_when_scored(tmp_path, squad_dir):
+    dataset = _squad([("q1", ["Paris"]), ("q2", ["Rome"])]) + _squad([("q3", ["Oslo"]), ("q1", ["Bern"])])
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps({"version": "v2.0", "data": dataset}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"dup.json: question id 'q1' is used twice \(articles 1 and 2"):
+        tasks.load_squad(path)
+    predictions = {"q1": "Paris", "q2": "Rome", "q3": "Oslo"}
+    with pytest.raises(ValueError, match="question id 'q1' 2 times"):  # it scored 3 of 3, not 3 of 4
+        metrics.squad_evaluate(dataset, predictions)
+    examples, real = tasks.load_squad(squad_dir / "dev-v2.0-small.json")  # a real file has no repeated id
+    assert len({example.qid for example in examples}) == len(examples) == 14
+    assert metrics.squad_evaluate(real, {})["total"] == 14
+
+
+def test_resuming_with_another_precision_is_refused(first_run, tmp_path):
+    import shutil
+
+    from bertlib import training
+
+    checkpoint_dir, settings, _ = first_run
+    recorded = json.loads((checkpoint_dir / "latest.json").read_text())["fingerprint"]
+    assert recorded["dtype_policy"] == "float32"  # the policy it computed in, recorded as the other settings
+    shutil.copy(checkpoint_dir / "latest.json", tmp_path / "latest.json")  # the check reads only this
+    with pytest.raises(ValueError, match=r"different run \(dtype_policy: 'float32' there, 'mixed_bfloat16' now"):
+        training.pretrain(steps=24, checkpoint_dir=tmp_path, **{**settings, "precision": "mixed_bfloat16"})
+
+
+def test_more_masked_lm_slots_than_a_sequence_holds_are_refused_before_any_work(tmp_path, capsys):
+    from bertlib import cli
+    from bertlib.training import PretrainSettings
+
+    assert PretrainSettings(seq_length=32, max_predictions=29).max_predictions == 29  # 32 - [CLS] - 2 [SEP]
+    for too_many in (30, 1000):
+        with pytest.raises(ValueError, match=rf"max_predictions must be an integer in \[1, 29\], got {too_many}: "
+                                             "a sequence of seq_length 32 has at most 29 tokens"):
+            PretrainSettings(seq_length=32, max_predictions=too_many)
+    assert cli.main(["pretrain", "--corpus", str(tmp_path / "nothing.txt"), "--seq-length", "32",
+                     "--max-predictions", "1000"]) == 1
+    assert "max_predictions must be an integer in [1, 29], got 1000" in capsys.readouterr().err
+    good = _data_corpora(tmp_path)[0]
+    argv = ["data", "--corpus", str(good), "--out", str(tmp_path / "out"), "--max-seq-length", "32",
+            "--max-predictions", "1000"]
+    assert cli.main([*argv, "--static-masking"]) == 2
+    error = capsys.readouterr().err
+    assert "--max-predictions 1000 is more than the 29 tokens a sequence of --max-seq-length 32 holds" in error
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+@pytest.mark.timeout(300)
+def test_a_fifo_as_corpus_is_refused_up_front_instead_of_waiting_forever(tmp_path):
+    import os
+    import subprocess
+
+    fifo = tmp_path / "corpus.txt"
+    os.mkfifo(fifo)  # nothing ever writes to it: reading it would block for ever
+    commands = {"data": ["data", "--corpus", str(fifo), "--out", str(tmp_path / "out")],
+                "pretrain": ["pretrain", "--corpus", str(fifo), "--steps", "1"]}
+    for command, argv in commands.items():
+        try:
+            done = _run_python(f"import sys; from bertlib import cli; sys.exit(cli.main({argv!r}))", timeout=120,
+                               cwd=Path(__file__).parent.parent)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"bertlib {command} --corpus FIFO waited for a writer instead of refusing it")
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert f"{fifo} is a FIFO (named pipe)" in done.stderr, done.stderr[-2000:]
+    folder = tmp_path / "folder"  # a folder of corpus files may hold one too: refused when it is reached
+    folder.mkdir()
+    (folder / "a.txt").write_text("One sentence.\n", encoding="utf-8")
+    os.mkfifo(folder / "b.txt")
+    from bertlib import corpora
+
+    with pytest.raises(ValueError, match=r"b.txt is a FIFO \(named pipe\)"):
+        corpora.text_files(folder)
+    with pytest.raises(FileNotFoundError, match="nope.txt not found"):
+        corpora.text_files(tmp_path / "nope.txt")

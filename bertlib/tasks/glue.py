@@ -32,6 +32,7 @@ class GlueTask(Task):
         label_column: the label's column name (or index).
         labels: the label strings in class-id order, or None for a regression (STS-B).
         has_header: False only for CoLA.
+        num_columns: the number of fields of each row of a file without header (CoLA's 4).
         dev_files: the dev files; MNLI has a matched and a mismatched one.
     """
 
@@ -41,6 +42,7 @@ class GlueTask(Task):
     label_column: object
     labels: tuple | None
     has_header: bool = True
+    num_columns: int | None = None
     dev_files: tuple = ("dev.tsv",)
 
     @property
@@ -117,7 +119,7 @@ class GlueRegressionTask(GlueTask):
 
 GLUE_TASKS = {
     # CoLA has no header: source, label, original label (blank), sentence.
-    "cola": GlueTask("cola", "CoLA", (3,), 1, ("0", "1"), has_header=False),
+    "cola": GlueTask("cola", "CoLA", (3,), 1, ("0", "1"), has_header=False, num_columns=4),
     "sst2": GlueTask("sst2", "SST-2", ("sentence",), "label", ("0", "1")),
     "mrpc": GlueTask("mrpc", "MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
     "stsb": GlueRegressionTask("stsb", "STS-B", ("sentence1", "sentence2"), "score", None),
@@ -174,10 +176,18 @@ def glue_file(task, data_dir, split):
 
 
 def _read_tsv_rows(path):
+    """[(line number, fields), ...] of the rows that are not blank."""
     # QUOTE_NONE: GLUE sentences contain bare quote characters that are text, not CSV quoting.
     # read_text accepts a byte order mark: the MRPC files of the GLUE download start with one.
-    text = io.StringIO(read_text(path), newline="")
-    return [row for row in csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE) if row]
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    return [(reader.line_num, row) for row in reader if row]
+
+
+def _check_fields(path, task, line_number, row, expected, source):
+    # A tab inside a sentence adds a field and shifts the columns after it: refused, never read shifted.
+    if len(row) != expected:
+        raise ValueError(f"{path} line {line_number} has {len(row)} tab-separated columns; {task} needs "
+                         f"{expected} ({source}): a tab inside a sentence splits it. The row: {row!r}.")
 
 
 def load_glue(task, data_dir, split="train"):
@@ -194,11 +204,12 @@ def load_glue(task, data_dir, split="train"):
     spec = GLUE_TASKS.get(task)
     path = glue_file(task, data_dir, split)
     rows = _read_tsv_rows(path)
-    first_line = 1
+    expected = (spec.num_columns, f"the {spec.folder} layout")
     if spec.has_header:
         if not rows:
             raise ValueError(f"{path} is empty; expected a header row and examples.")
-        header, rows, first_line = rows[0], rows[1:], 2
+        (header_line, header), rows = rows[0], rows[1:]
+        expected = (len(header), f"as many as the header on line {header_line}")
         wanted = (*spec.text_columns, spec.label_column)
         missing = [name for name in wanted if name not in header]
         if missing:
@@ -207,13 +218,10 @@ def load_glue(task, data_dir, split="train"):
         columns = [header.index(name) for name in wanted]
     else:
         columns = [*spec.text_columns, spec.label_column]
-    width = max(columns) + 1
 
     texts, labels = [[] for _ in spec.text_columns], []
-    for line_number, row in enumerate(rows, start=first_line):
-        if len(row) < width:
-            raise ValueError(f"{path} line {line_number} has {len(row)} tab-separated columns; {task} needs at "
-                             f"least {width} (got {row!r}).")
+    for line_number, row in rows:
+        _check_fields(path, task, line_number, row, *expected)
         for column_texts, column in zip(texts, columns[:-1]):
             column_texts.append(row[column])
         labels.append(_parse_label(task, spec, row[columns[-1]], path, line_number))

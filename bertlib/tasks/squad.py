@@ -74,13 +74,14 @@ def read_squad(path):
     if not isinstance(document, dict) or not isinstance(document.get("data"), list):
         raise ValueError(  # noqa: TRY004 (a wrong file, not a wrong argument type)
             f"{path} is not in the SQuAD layout: expected an object with a 'data' list of articles.")
-    examples, utf16_offsets = [], []
+    examples, utf16_offsets, seen = [], [], {}
     try:
-        for article in document["data"]:
+        for article_number, article in enumerate(document["data"], start=1):
             for paragraph in article["paragraphs"]:
                 context = paragraph["context"]
                 for question in paragraph["qas"]:
                     qid, text, given = question["id"], question["question"], question["answers"]
+                    _check_unique_id(path, qid, article_number, seen)
                     answers = [_character_offsets(context, answer) for answer in given]
                     if any(answer is not original for answer, original in zip(answers, given)):
                         utf16_offsets.append(qid)
@@ -94,6 +95,15 @@ def read_squad(path):
                       f"JavaScript tools write offsets, not characters (e.g. question id {utf16_offsets[0]!r}); "
                       "they were read as UTF-16 offsets.", RuntimeWarning, stacklevel=2)
     return SquadFile(path, examples, document["data"], utf16_offsets)
+
+
+def _check_unique_id(path, qid, article_number, seen):
+    # Predictions and scores are kept by question id: a second question of that id would silently replace the
+    # first, and the score be counted over one question fewer than the file holds.
+    if qid in seen:
+        raise ValueError(f"{path}: question id {qid!r} is used twice (articles {seen[qid]} and {article_number} of "
+                         "'data'); every SQuAD question needs its own id.")
+    seen[qid] = article_number
 
 
 def load_squad(path):
