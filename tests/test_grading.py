@@ -5,8 +5,11 @@ Each notebook runs in its own kernel (a few seconds each), so the slow tests gra
 
 import csv
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -781,3 +784,93 @@ def test_only_what_did_not_pass_in_or_after_the_cell_the_machine_spoilt_is_not_g
     assert grading.exercise_outcome("3.4", [1], run, timeout=9) is lacked
     unfinished = grading.NotebookRun(outcomes={0: lacked}, started=[0, 1], ending=grading.Ending.KERNEL_DIED)
     assert grading.exercise_outcome("3.5", [1], unfinished, timeout=9).message.startswith("not graded: ")
+
+
+@pytest.fixture
+def private_run_locks(tmp_path, monkeypatch):
+    """This test's own run registry: an unsafe run here must not be refused because a neighbouring test worker
+    grades at the same time (the machine-wide registry is what the lock test below checks)."""
+    locks = (str(tmp_path / "run-a.lock"), str(tmp_path / "run-b.lock"))
+    monkeypatch.setattr(sandbox, "RUN_LOCKS", locks)
+    return locks
+
+
+HOLD_A_RUN = '''
+import sys, time
+from bertlib.course.grading import sandbox
+sandbox.RUN_LOCKS = tuple(sys.argv[2:])
+registration = sandbox.register_run(unsafe=sys.argv[1] == "unsafe")
+print("held", flush=True)
+time.sleep(120)
+'''
+
+
+def _hold_a_run(kind, locks):
+    """Another grading run on this machine, as the registry sees it: a process holding a run's locks."""
+    process = subprocess.Popen([sys.executable, "-c", HOLD_A_RUN, kind, *locks], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(Path(grading.__file__).parents[3])})
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_an_unsafe_run_is_refused_beside_another_run_and_a_sandboxed_one_beside_an_unsafe_one(
+        course, tmp_path, private_run_locks, capsys):
+    """Old grader: an --unsafe-no-sandbox class graded beside a sandboxed run could forge that run's report (its
+    root kernel reached the other runner); nothing stopped the two from running together."""
+    arguments = ["grade", str(course / "solutions" / TOY_NAME), "--out", str(tmp_path / "g.csv"), "--solutions",
+                 str(course / "solutions"), "--timeout", "30"]
+    sandboxed = _hold_a_run("sandboxed", private_run_locks)
+    try:
+        assert main([*arguments, "--unsafe-no-sandbox"]) == 2
+        said = capsys.readouterr().out
+        assert f"another grading run is active on this machine (pid {sandboxed.pid}: " in said, said
+        assert "sandboxed" in said and "wait until it ends" in said and not (tmp_path / "g.csv").exists()
+        sandboxed.kill()
+        sandboxed.wait()
+        unsafe = _hold_a_run("unsafe", private_run_locks)  # the lock went with the process: no stale state
+    finally:
+        sandboxed.kill()
+    try:
+        assert main(arguments) == 2
+        said = capsys.readouterr().out
+        assert f"a grading run with --unsafe-no-sandbox is active on this machine (pid {unsafe.pid}: " in said, said
+        with pytest.raises(sandbox.RunConflict):
+            sandbox.register_run(unsafe=True)
+    finally:
+        unsafe.kill()
+        unsafe.wait()
+    first = _hold_a_run("sandboxed", private_run_locks)
+    try:
+        sandbox.register_run(unsafe=False).release()  # sandboxed runs share the machine
+    finally:
+        first.kill()
+        first.wait()
+    sandbox.register_run(unsafe=True).release()
+
+
+@pytest.mark.slow
+def test_an_unsafe_kernel_and_what_it_left_behind_die_with_its_run(course, tmp_path, private_run_locks):
+    """Old grader: with --unsafe-no-sandbox the kernel's double-forked `setsid` child (as root, here) outlived the
+    run: no PID namespace ended it."""
+    marker = f"bertlib-unsafe-orphan-{time.time_ns()}"
+    nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(ORPHAN.format(started="orphan-started", marker=marker)))
+    replace_cell_source(nb, "3.3", "solution", "longest = int(lengths.max())",
+                        "assert open('orphan-started').read() == 'started'\nlongest = int(lengths.max())")
+    path = course / "submissions" / "unsafe-orphan" / TOY_NAME
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+
+    def survivors():
+        return [process for process in psutil.process_iter(["cmdline"]) if marker in (process.info["cmdline"] or [])]
+
+    try:
+        rows = grading.grade([path], tmp_path / "orphan.csv", solutions_dir=course / "solutions", timeout=60,
+                             unsafe=True)
+        assert [row["status"] for row in rows] == ["passed", "passed", "passed"], [row.row() for row in rows]
+        time.sleep(1)
+        assert not survivors(), "a double-forked setsid child of the unsafe kernel outlived the run"
+    finally:
+        for process in survivors():
+            process.kill()
+

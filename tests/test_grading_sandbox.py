@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ import bertlib
 import bertlib.course.checks
 from bertlib.course import exercises, grading, paths
 from tests.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
-from tests.test_grading import by_exercise, read_csv, replace_cell_source
+from tests.test_grading import by_exercise, private_run_locks, read_csv, replace_cell_source  # noqa: F401 (a fixture)
 
 FULL_MARKS = sum(TOY_POINTS.values())
 pytestmark = pytest.mark.slow
@@ -454,6 +455,7 @@ def test_memory_processes_and_files_are_limited_and_the_class_is_still_graded(co
 
 # ------------------------------------------------------------------------------------ no sandbox, no silence
 
+@pytest.mark.usefixtures("private_run_locks")  # its unsafe run must not meet another test worker's run
 def test_without_bubblewrap_the_grader_refuses_with_the_fix_or_runs_unsafe_when_told(course, tmp_path, monkeypatch,
                                                                                       capsys):
     """Old grader: without its namespaces it silently fell back to running the kernel as the grading user."""
@@ -522,3 +524,66 @@ def _pickled_object_array():
     buffer = io.BytesIO()
     np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------ issue 38
+
+@pytest.mark.usefixtures("private_run_locks")
+def test_a_tmpdir_of_any_length_works_sandboxed_and_unsafe(course, tmp_path, monkeypatch):
+    """Old grader: with a TMPDIR longer than about 67 characters every notebook failed with `ZMQError: File name
+    too long` (a unix socket's path has at most 107 bytes)."""
+    long_tmpdir = Path(tempfile.mkdtemp(prefix="bertlib-test-long-", dir="/tmp")) / ("t" * 80) / ("u" * 80)
+    long_tmpdir.mkdir(parents=True)
+    for folder in [long_tmpdir, *long_tmpdir.parents][:3]:
+        folder.chmod(0o755)  # as root the sandbox's uid passes through it
+    assert len(str(long_tmpdir)) > 150
+    monkeypatch.setenv("TMPDIR", str(long_tmpdir))
+    monkeypatch.setattr(tempfile, "tempdir", str(long_tmpdir))
+    try:
+        for unsafe in (False, True):
+            rows = grading.grade([course / "solutions" / TOY_NAME], tmp_path / f"grades-{unsafe}.csv",
+                                 solutions_dir=course / "solutions", timeout=90, unsafe=unsafe)
+            assert [(row["status"], row["score"]) for row in rows] == [
+                ("passed", TOY_POINTS[exercise]) for exercise in TOY_POINTS], [row.row() for row in rows]
+        assert not list(long_tmpdir.iterdir()), "nothing is left in the temporary folder"
+    finally:
+        shutil.rmtree(long_tmpdir.parents[1], ignore_errors=True)
+
+
+FILL_A_TMPFS = '''
+import time
+try:
+    for part in range(6):  # 1.5 GB in files of 256 MB (one file may hold at most Limits.file_bytes)
+        with open(f"{path}-{{part}}", "wb") as file:
+            for _ in range(16):
+                file.write(b"m" * 2**24)
+                file.flush()
+except OSError:
+    pass  # the tmpfs is full (it is no larger than the memory limit): hold what was written
+time.sleep(60)
+'''
+
+
+def test_files_on_the_sandboxs_tmpfs_mounts_count_as_memory_and_the_class_is_still_graded(course, tmp_path):
+    """Old grader: with --memory 1 a notebook held 2.4 GB by writing to /dev/shm, /tmp and its home (tmpfs mounts of
+    1 GB each, which the limit did not count); the write loops here ran to the end and 3.1 passed after 60 s."""
+    paths = {"honest": save(course, "honest", notebook(course))}
+    for name, where in (("shm", "/dev/shm/fill"), ("tmp", "/tmp/fill"), ("home", f"{grading.sandbox.SANDBOX_HOME}/f")):
+        nb = notebook(course)
+        (index,) = exercises.exercise_cells(nb)["3.1"]["solution"]
+        nb.cells[index].source = FILL_A_TMPFS.format(path=where) + nb.cells[index].source
+        paths[name] = save(course, f"fill-{name}", nb)
+    started = time.monotonic()
+    out = tmp_path / "grades.csv"
+    assert main(["grade", *map(str, paths.values()), "--out", str(out), "--solutions", str(course / "solutions"),
+                 "--timeout", "120", "--jobs", "2", "--memory", "1"]) == 0
+    assert time.monotonic() - started < 110, "each filler is stopped, not left to sleep"
+    rows = read_csv(out)
+    assert totals(rows, paths) == {"honest": FULL_MARKS, "shm": 0, "tmp": 0, "home": 0}, rows
+    for name in ("shm", "tmp", "home"):
+        grades = by_exercise(rows, paths[name])
+        assert grades["3.1"]["status"] == "error", grades
+        assert "stopped while running cell" in grades["3.1"]["message"]
+        assert "it used more than 1 GB of memory" in grades["3.1"]["message"], grades["3.1"]["message"]
+        assert "GB in files in /tmp, /dev/shm and its home" in grades["3.1"]["message"]
+        assert {grades[exercise]["status"] for exercise in ("3.2", "3.3")} == {"not-run"}

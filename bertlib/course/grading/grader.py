@@ -98,6 +98,10 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
         except sandbox.SandboxUnavailable as error:
             raise GradingInputError(f"cannot grade safely here: {error}") from error
         options = dataclasses.replace(options, read_only_paths=tuple(map(str, exposed)))
+    try:  # an unsafe run beside any other could reach it: refused while the other is active
+        registration = sandbox.register_run(unsafe)
+    except sandbox.RunConflict as error:
+        raise GradingInputError(f"cannot grade now: {error}") from error
     grades_by_notebook = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
@@ -118,6 +122,7 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
                 Grade(display_name(plan.path), "-", 0,
                       Outcome(Status.NOT_RUN, "grading was interrupted before this notebook"), plan.note)]
         write_reports(result, out)
+        registration.release()
     return result
 
 

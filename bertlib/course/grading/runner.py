@@ -6,8 +6,8 @@ It reads its job (the plan's steps and the checker's context) on stdin, starts t
 (other namespaces, and another uid when the grader runs as root), and the report carries no secret: the runner
 decided every outcome itself.
 
-While the notebook runs, a watchdog stops it when the sandbox's processes together hold more than
-`Limits.memory_bytes`, or when the kernel has sent more than `Limits.output_bytes` (its printed output, its
+While the notebook runs, a watchdog stops it when the sandbox's processes and the files on its tmpfs mounts together
+hold more than `Limits.memory_bytes`, or when the kernel has sent more than `Limits.output_bytes` (its printed output, its
 messages, its raw stdout/stderr) or written more than `Limits.scratch_bytes` into its runtime folder. Every
 message from the kernel is read through sockets that drop one larger than `MAX_MESSAGE_BYTES` (replies) or
 `IOPUB_MESSAGE_BYTES` (printed output, of which at most `IOPUB_QUEUED_MESSAGES` wait to be read).
@@ -82,6 +82,8 @@ class Runner:
         run = NotebookRun()
         sandbox = Sandbox(self.limits, unsafe=self.unsafe, read_only_paths=self.read_only_paths,
                           cpu_seconds=self.cpu_seconds)
+        if self.unsafe:  # no PID namespace ends what an unsafe kernel starts: this runner adopts and kills it
+            sandbox.adopt_orphans()
         os.chdir(_private_folder(sandbox.root))  # the instructor's cells run here, never in the kernel's folders
         kernel = None
         try:
@@ -166,9 +168,11 @@ class Kernel:
     def _watch(self):
         limits, sandbox = self.limits, self.sandbox
         while self._watching:
-            memory, _ = sandbox.usage()
-            if memory > limits.memory_bytes:
-                self._stop(f"it used more than {limits.memory_bytes / 2**30:g} GB of memory")
+            resident, _ = sandbox.usage()
+            in_files = sandbox.scratch_usage()  # its tmpfs mounts are memory too
+            if resident + in_files > limits.memory_bytes:
+                self._stop(f"it used more than {limits.memory_bytes / 2**30:g} GB of memory ({resident / 2**30:.2f} "
+                           f"GB in its processes, {in_files / 2**30:.2f} GB in files in /tmp, /dev/shm and its home)")
             elif self.output_bytes > limits.output_bytes:
                 self._stop(f"it printed or sent more than {limits.output_bytes / 2**20:g} MB")
             elif sandbox.runtime_bytes() > limits.scratch_bytes:

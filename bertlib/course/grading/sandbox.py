@@ -11,6 +11,9 @@ Where bwrap is missing or cannot create namespaces, `probe()` raises `SandboxUna
 `unsafe=True` (`bertlib grade --unsafe-no-sandbox`) runs the kernel without isolation instead, never silently.
 """
 
+import ctypes
+import fcntl
+import functools
 import os
 import pwd
 import random
@@ -29,6 +32,13 @@ import psutil
 
 SANDBOX_HOME = "/home/learner"
 SANDBOX_UID = 1000
+SCRATCH_MOUNTS = ("/tmp", "/dev/shm", SANDBOX_HOME)  # the sandbox's tmpfs mounts: what is written there is memory
+MAX_SOCKET_PATH = 107  # bytes of a unix socket's path (sun_path, without its NUL)
+# What the sandbox adds to its temporary folder's path for a kernel socket: /bertlib-grade-XXXXXXXX/runtime/socket-N
+_SOCKET_TAIL = len("/bertlib-grade-12345678/runtime/socket-65535")
+# Machine-wide locks of the grading runs: shared by sandboxed runs, exclusive for an unsafe one (`register_run`).
+RUN_LOCKS = ("/run/bertlib-grade.lock", "/tmp/bertlib-grade.lock")
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 # What the kernel gets of the grader's environment: settings the notebooks read, nothing else.
 ENVIRONMENT_PASSED = ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL", "OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
                       "TF_NUM_INTEROP_THREADS", "XLA_FLAGS", "JAX_PLATFORMS", "BERTLIB_DATA", "BERTLIB_SHARED")
@@ -42,15 +52,99 @@ UNSAFE_HINT = ("or, for notebooks you trust, pass --unsafe-no-sandbox (the kerne
 class Limits:
     """What one submission may use. The runner stops the notebook at the first limit it passes."""
 
-    memory_bytes: int = 4 * 2**30  # resident memory of every process in the sandbox, together
+    memory_bytes: int = 4 * 2**30  # resident memory of the sandbox's processes and its tmpfs files, together
     tasks: int = 512  # processes and threads (RLIMIT_NPROC of the sandbox's uid)
-    scratch_bytes: int = 2**30  # each of the tmpfs home, /tmp and /dev/shm
+    scratch_bytes: int = 2**30  # each of the tmpfs home, /tmp and /dev/shm (at most memory_bytes)
     output_bytes: int = 64 * 2**20  # everything the kernel prints or sends back, together
     file_bytes: int = 512 * 2**20  # one file (RLIMIT_FSIZE)
 
 
 class SandboxUnavailable(RuntimeError):
     """bwrap is missing or cannot create its namespaces here; the message names the fix."""
+
+
+class RunConflict(RuntimeError):
+    """Another grading run on this machine rules this one out (an unsafe run beside any other); the message names
+    it and what to do."""
+
+
+class RunRegistration:
+    """This run's place among the machine's grading runs (`register_run`): its locks, held until `release`."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def release(self):
+        for file in self.files:
+            file.close()
+        self.files = []
+
+
+def register_run(unsafe):
+    """Registers a grading run machine-wide, before any work: a shared lock on each of RUN_LOCKS for a sandboxed
+    run, an exclusive one for an unsafe run, whose notebooks run as the grading user outside any sandbox and could
+    reach another run (its runners, its kernels, its reports). Raises RunConflict naming the other run."""
+    files = []
+    for name in RUN_LOCKS:
+        file = _open_lock(name)
+        if file is None:
+            continue
+        try:
+            fcntl.flock(file, (fcntl.LOCK_EX if unsafe else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            others = _lock_holders(file) or "its process id could not be read"
+            for held in [*files, file]:
+                held.close()
+            if unsafe:
+                raise RunConflict(f"another grading run is active on this machine ({others}). A run with "
+                                  f"--unsafe-no-sandbox runs notebooks as you, outside any sandbox, where they could "
+                                  f"reach that run: wait until it ends (or stop it), then grade again, or grade "
+                                  f"without --unsafe-no-sandbox") from None
+            raise RunConflict(f"a grading run with --unsafe-no-sandbox is active on this machine ({others}); its "
+                              f"notebooks run outside any sandbox and could reach this run: wait until it ends (or "
+                              f"stop it), then grade again") from None
+        files.append(file)
+    if unsafe and not files:
+        raise RunConflict(f"cannot check that no other grading run is active here: none of {', '.join(RUN_LOCKS)} "
+                          f"can be opened (make /tmp writable), or grade without --unsafe-no-sandbox")
+    return RunRegistration(files)
+
+
+def _open_lock(name):
+    """The lock file `name`, opened (created, readable by everyone, where this user may), or None."""
+    for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # flock needs no write access: another user's file will do
+        try:
+            descriptor = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        except OSError:
+            continue
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return os.fdopen(descriptor, "rb", buffering=0)
+        os.close(descriptor)
+        return None
+    return None
+
+
+def _lock_holders(file):
+    """"pid 123 (bertlib grade ..., unsafe)" for each process holding a lock on `file`, from /proc/locks."""
+    info = os.fstat(file.fileno())
+    device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    holders = []
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 6 or parts[1] == "->" or parts[5] != device or not parts[4].isdigit():
+            continue  # "->": a process waiting for the lock, not holding it
+        pid = int(parts[4])
+        try:
+            command = " ".join(psutil.Process(pid).cmdline())[:120]
+        except psutil.Error:
+            command = "?"
+        kind = "--unsafe-no-sandbox" if parts[3] == "WRITE" else "sandboxed"
+        holders.append(f"pid {pid}: {command}, {kind}")
+    return "; ".join(dict.fromkeys(holders))
 
 
 def _is_root():
@@ -157,7 +251,7 @@ class Sandbox:
         self.limits, self.unsafe, self.read_only_paths = limits, unsafe, [Path(path) for path in read_only_paths]
         self.cpu_seconds = cpu_seconds
         dropping = _is_root() and not unsafe
-        self.root = Path(tempfile.mkdtemp(prefix="bertlib-grade-", dir=_reachable_temp() if dropping else None))
+        self.root = Path(tempfile.mkdtemp(prefix="bertlib-grade-", dir=_temp_base(everyone=dropping)))
         self.root.chmod(0o711)  # the unprivileged uid may pass through to its runtime folder, not list it
         self.runtime = self.root / "runtime"  # the connection file and the kernel's sockets
         self.runtime.mkdir(mode=0o700)
@@ -172,6 +266,13 @@ class Sandbox:
         else:
             self.home, self.tmp = Path(SANDBOX_HOME), Path("/tmp")
         self.process = None
+        self.adopting = False  # unsafe: this process adopts the kernel's orphans, and `stop` kills them too
+
+    def adopt_orphans(self):
+        """Makes this process (the runner) a child subreaper: a process the unsafe kernel leaves behind, double-forked
+        into a session of its own, becomes this process's child instead of init's, so `stop` finds and kills it."""
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        self.adopting = True
 
     def give(self, path):
         """Makes a file the grader wrote in `runtime` (the connection file) the sandbox user's."""
@@ -198,17 +299,19 @@ class Sandbox:
         _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
         if hard != resource.RLIM_INFINITY:
             tasks = min(tasks, hard)
+        _libc()  # loaded here, before the fork: the child only calls it
         limits = ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_FSIZE, self.limits.file_bytes),
                   (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, tasks))
 
         def set_limits():
             for name, value in limits:
                 resource.setrlimit(name, (value, value))
+            _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the kernel (or bwrap) dies with the runner
 
         return set_limits
 
     def _bwrap_command(self, argv, environment):
-        size = str(self.limits.scratch_bytes)
+        size = str(min(self.limits.scratch_bytes, self.limits.memory_bytes))  # what it writes there is memory
         command = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                    "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
                    "--ro-bind", "/usr", "/usr"]
@@ -249,14 +352,47 @@ class Sandbox:
         return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh", *command]
 
     def tree(self):
-        """The sandbox's processes (bwrap and everything below it) that still exist."""
+        """The sandbox's processes (bwrap and everything below it, and the orphans it adopts) that still run."""
         if self.process is None:
             return []
+        processes = []
         try:
             top = psutil.Process(self.process.pid)
-            return [top, *top.children(recursive=True)]
+            processes += [top, *top.children(recursive=True)]
         except psutil.Error:
-            return []
+            pass
+        if self.adopting:  # the runner's other children are the kernel's orphans (it has no other)
+            processes += psutil.Process().children(recursive=True)
+        alive = []
+        for process in dict.fromkeys(processes):
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(process)
+            except psutil.Error:
+                pass
+        return alive
+
+    def scratch_usage(self):
+        """Bytes the kernel holds in files on its tmpfs mounts (/tmp, /dev/shm, its home), which are memory: read
+        with statvfs through /proc/<pid>/root of a process inside the sandbox's mount namespace."""
+        if self.unsafe or self.process is None:
+            return 0
+        try:
+            outside = os.readlink(f"/proc/{self.process.pid}/ns/mnt")
+        except OSError:
+            return 0
+        for process in self.tree()[1:]:
+            try:
+                if os.readlink(f"/proc/{process.pid}/ns/mnt") == outside:
+                    continue  # bwrap's monitor, or root's staging shell: not the sandbox's mounts
+                used = 0
+                for mount in SCRATCH_MOUNTS:
+                    info = os.statvfs(f"/proc/{process.pid}/root{mount}")
+                    used += (info.f_blocks - info.f_bfree) * info.f_frsize
+                return used
+            except OSError:
+                continue
+        return 0
 
     def usage(self):
         """(resident bytes, tasks) of the sandbox's processes together."""
@@ -292,7 +428,13 @@ class Sandbox:
         return total
 
     def stop(self):
-        """Kills every process of the sandbox (bwrap's death ends its PID namespace; the rest are killed too)."""
+        """Kills every process of the sandbox (bwrap's death ends its PID namespace; the rest are killed too; an unsafe
+        kernel's process group, and with `adopt_orphans` whatever it left behind)."""
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # its session: it was started with a new one
+            except (ProcessLookupError, PermissionError):
+                pass
         for _ in range(10):
             processes = self.tree()
             if not processes:
@@ -314,14 +456,38 @@ class Sandbox:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+@functools.cache
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _prctl(option, value):
+    """Linux prctl(2); a no-op where libc has none (the sandbox needs Linux anyway)."""
+    try:
+        _libc().prctl(option, int(value), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _reachable_temp():
     """A temporary folder every user can pass through ($TMPDIR may sit in root's private folder)."""
+    return _temp_base(everyone=True)
+
+
+def _temp_base(everyone=False):
+    """The folder of the sandbox's folder: $TMPDIR (the system's temporary folder), unless its path is too long for
+    the kernel's sockets in it (a unix socket's path has at most 107 bytes) or, with `everyone`, some user cannot
+    pass through it; then /tmp, /var/tmp or /dev/shm."""
     for folder in (tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm"):
         path = Path(folder).resolve()
-        if path.is_dir() and all(os.stat(part).st_mode & stat.S_IXOTH for part in [path, *path.parents]):
+        if (path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+                and len(os.fsencode(str(path))) + _SOCKET_TAIL <= MAX_SOCKET_PATH
+                and (not everyone or all(os.stat(part).st_mode & stat.S_IXOTH for part in [path, *path.parents]))):
             return str(path)
-    raise SandboxUnavailable("no temporary folder that an unprivileged user can reach (/tmp is not world-"
-                             "traversable); fix the permissions of /tmp")
+    raise SandboxUnavailable(f"no temporary folder for the kernel's sockets: {tempfile.gettempdir()} is too long "
+                             f"(a socket's path has at most {MAX_SOCKET_PATH} bytes) and /tmp, /var/tmp and /dev/shm "
+                             f"are missing{' or not world-traversable' if everyone else ''}; set TMPDIR to a short "
+                             f"writable folder")
 
 
 def _unused_id():
