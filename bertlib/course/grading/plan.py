@@ -149,10 +149,14 @@ _CELL_TYPES = ("code", "markdown", "raw")
 
 def notebook_shape_problem(document):
     """What is wrong with the JSON of a notebook, in words, or "": every shape the grader relies on, checked in one
-    place before nbformat or the grader reads it (a list where an object belongs, a number for a source, ...)."""
+    place before nbformat or the grader reads it (a list where an object belongs, a number for a source, ...). A
+    missing version (nbformat 4) or metadata is filled in."""
     if not isinstance(document, dict):
         return f"a notebook is a JSON object, this file holds a {_kind(document)}"
-    version = document.get("nbformat")
+    document.setdefault("nbformat", 4)  # a file that leaves out its version is read as the current one
+    document.setdefault("nbformat_minor", 0)
+    document.setdefault("metadata", {})
+    version = document["nbformat"]
     if "worksheets" in document or (type(version) is int and version < 4):
         return (f"it is an nbformat {version if type(version) is int else 3} notebook, an old format: open it in "
                 f"Jupyter and save it (which converts it to nbformat 4), then submit it again")
