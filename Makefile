@@ -106,7 +106,8 @@ test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
 test-lint: $(STAMP)
 	$(BIN)/ruff check bertlib tests bench tools
 
-test-unit: test-unit
+test-unit: $(STAMP)
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
 
 # The book builds on one core while the other runs the checks of the exercises (in sync with the solutions;
 # every check passes on its reference and fails on each wrong answer of solutions/wrong_answers) and of the
