@@ -517,4 +517,50 @@ STRINGS = {
         "1.28e11 个词 / 3.3e9 个词",
     "name where the evidence is, what it measured, and only figures it shows; the guide's section 一 says where to look":
         "写明证据在哪里、它测了什么，只引用它给出的数字；导读第一部分“全局大图”告诉你该去哪里找",
+    'MeanPooledNSPHead is a class':
+        'MeanPooledNSPHead 是一个类',
+    "keep the given base class: Keras tracks the weights of a Layer's sublayers":
+        '保留给定的基类：Keras 会跟踪 Layer 子层的权重',
+    'call(sequence_output, padding_mask) returns the logits, keras.ops throughout':
+        'call(sequence_output, padding_mask) 返回 logits，全程使用 keras.ops',
+    'one pair of NSP logits per row: (batch, 2)':
+        '每行一对 NSP logits：(batch, 2)',
+    'build makes self.pooler (H outputs, tanh) first, then self.classifier (2 outputs)':
+        'build 先建 self.pooler（H 个输出，tanh），再建 self.classifier（2 个输出）',
+    'pool may be given numpy arrays: ops.convert_to_tensor first, then keras.ops':
+        'pool 可能收到 numpy 数组：先 ops.convert_to_tensor，再用 keras.ops',
+    'sum the real tokens ([CLS] and [SEP] included) and divide by how many there are in the row':
+        '把真实词元（包括 [CLS] 和 [SEP]）相加，再除以这一行真实词元的个数',
+    'call = classifier(pooler(pool(...))): the pooled mean, then tanh(dense), then the 2-way dense':
+        'call = classifier(pooler(pool(...)))：先取池化均值，再做 tanh(dense)，最后是两路的 dense',
+    'padding changes nothing: pool over the positions where padding_mask is 1 only':
+        '填充不改变任何结果：只在 padding_mask 为 1 的位置上池化',
+    'WarmupCosineDecay is a class':
+        'WarmupCosineDecay 是一个类',
+    'keep the given base class: the optimizer treats only a LearningRateSchedule as a schedule':
+        '保留给定的基类：优化器只把 LearningRateSchedule 当作学习率调度',
+    'no Python if on the step: ops.where chooses between warmup and decay for every step':
+        '不要对步数写 Python 的 if：用 ops.where 为每一步在预热和衰减之间选择',
+    'Keras writes the config to JSON: float(peak), int(warmup_steps), not tensors or numpy numbers':
+        'Keras 会把配置写进 JSON：float(peak)、int(warmup_steps)，不要张量或 numpy 数字',
+    'return the four arguments as they were given, not derived values':
+        '按给定的样子返回四个参数，不要返回推导出的值',
+    "from_config(config) calls WarmupCosineDecay(**config): the keys are the arguments' names":
+        'from_config(config) 会调用 WarmupCosineDecay(**config)：键就是参数的名字',
+    'one rate for one step: keras.ops on the step, a float32 scalar back':
+        '一步对应一个学习率：对步数用 keras.ops，返回一个 float32 标量',
+    'warmup is peak x step / warmup_steps: what is it at step 0?':
+        '预热是 peak x step / warmup_steps：步 0 时是多少？',
+    'warmup is peak x step / warmup_steps, counted from step 0':
+        '预热是 peak x step / warmup_steps，步数从 0 开始数',
+    'at step warmup_steps the decay takes over with p = 0: measure p from the end of warmup':
+        '到步 warmup_steps 时衰减接手，此时 p = 0：p 从预热结束时算起',
+    'the decay is a half cosine from the peak down to the floor, over total_steps - warmup_steps':
+        '衰减是从峰值降到下限的半个余弦，跨越 total_steps - warmup_steps 步',
+    'p reaches 1 at total_steps, not before: divide by total_steps - warmup_steps':
+        'p 在 total_steps 时才到 1，不会更早：除以 total_steps - warmup_steps',
+    'at total_steps the rate is the floor, not 0':
+        '到 total_steps 时学习率是下限，不是 0',
+    'p stops at 1 (ops.clip, ops.minimum): the rate stays at the floor':
+        'p 停在 1（ops.clip、ops.minimum）：学习率保持在下限',
 }

@@ -64,4 +64,32 @@ WRONG_ANSWERS = {
             '"QNLI": (84.9, 88.4), "MNLI": (83.9, 84.4), "SQuAD": (87.9, 88.5), "MRPC": (86.5, 86.7), "SST-2": (92.6, 92.7)')],
         "most hurt = the highest score": [("key=lambda task: table[task][0] - table[task][1]", "key=lambda task: table[task][0]")],
     },
+    "4.6": {
+        "padding included in the mean": [(
+            "return ops.sum(sequence_output * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)",
+            "return ops.mean(sequence_output, axis=1)")],
+        "the [CLS] vector instead of the mean": [(
+            "return ops.sum(sequence_output * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)",
+            "return sequence_output[:, 0]")],
+        "the sum, not the mean": [(" / ops.maximum(ops.sum(mask, axis=1), 1.0)", "")],
+        "divided by the sequence length": [("ops.maximum(ops.sum(mask, axis=1), 1.0)", "sequence_output.shape[1]")],
+        "[CLS] left out of the mean": [(
+            "return ops.sum(sequence_output * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)",
+            "return ops.sum((sequence_output * mask)[:, 1:], axis=1) / (ops.sum(mask, axis=1) - 1.0)")],
+        "no tanh in the pooler": [('keras.layers.Dense(hidden, activation="tanh", name="pooler")',
+                                   'keras.layers.Dense(hidden, name="pooler")')],
+        "call pools [CLS], not pool's mean": [("self.pooler(self.pool(sequence_output, padding_mask))",
+                                               "self.pooler(sequence_output[:, 0])")],
+        "the classifier built before the pooler": [(
+            '        self.pooler = keras.layers.Dense(hidden, activation="tanh", name="pooler")\n'
+            '        self.pooler.build((None, hidden))\n',
+            ""), ("        self.classifier.build((None, hidden))\n",
+                  '        self.classifier.build((None, hidden))\n'
+                  '        self.pooler = keras.layers.Dense(hidden, activation="tanh", name="pooler")\n'
+                  '        self.pooler.build((None, hidden))\n')],
+        "no classifier: the pooled vector's first two values": [(
+            "return self.classifier(self.pooler(self.pool(sequence_output, padding_mask)))",
+            "return self.pooler(self.pool(sequence_output, padding_mask))[:, :2]")],
+        "not a keras Layer": [("class MeanPooledNSPHead(keras.layers.Layer):", "class MeanPooledNSPHead:")],
+    },
 }

@@ -78,6 +78,39 @@ WRONG_ANSWERS = {
         "the pair swapped": [("return global_batch // (replicas * steps), steps",
                               "return steps, global_batch // (replicas * steps)")],
     },
+    "5.6": {
+        "warmup off by one (step + 1)": [("warmup = self.peak * step / self.warmup_steps",
+                                          "warmup = self.peak * (step + 1) / self.warmup_steps")],
+        "the cosine measured from step 0 (decays to the wrong step)": [(
+            "progress = ops.clip((step - self.warmup_steps) / (self.total_steps - self.warmup_steps), 0.0, 1.0)",
+            "progress = ops.clip(step / self.total_steps, 0.0, 1.0)")],
+        "the decay ends warmup_steps too late": [(
+            "progress = ops.clip((step - self.warmup_steps) / (self.total_steps - self.warmup_steps), 0.0, 1.0)",
+            "progress = ops.clip((step - self.warmup_steps) / self.total_steps, 0.0, 1.0)")],
+        "no floor: down to 0": [("decayed = self.floor + (self.peak - self.floor) * 0.5",
+                                 "decayed = self.peak * 0.5")],
+        "the floor added on top of the cosine": [("decayed = self.floor + (self.peak - self.floor) * 0.5",
+                                                  "decayed = self.floor + self.peak * 0.5")],
+        "p not clipped: the cosine rises again after total_steps": [(
+            "progress = ops.clip((step - self.warmup_steps) / (self.total_steps - self.warmup_steps), 0.0, 1.0)",
+            "progress = (step - self.warmup_steps) / (self.total_steps - self.warmup_steps)")],
+        "the chapter's linear decay": [(
+            "decayed = self.floor + (self.peak - self.floor) * 0.5 * (1.0 + ops.cos(math.pi * progress))",
+            "decayed = self.floor + (self.peak - self.floor) * (1.0 - progress)")],
+        "a full cosine period instead of a half": [("ops.cos(math.pi * progress)", "ops.cos(2 * math.pi * progress)")],
+        "a Python if on the step": [("return ops.where(step < self.warmup_steps, warmup, decayed)",
+                                     "if step < self.warmup_steps:\n            return warmup\n        return decayed")],
+        "not a LearningRateSchedule": [("class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):",
+                                        "class WarmupCosineDecay:"),
+                                       ("    def get_config(self):",
+                                        "    @classmethod\n    def from_config(cls, config):\n        return cls(**config)"
+                                        "\n\n    def get_config(self):")],
+        "get_config without the floor": [('"total_steps": self.total_steps,\n                "floor": self.floor}',
+                                          '"total_steps": self.total_steps}')],
+        "get_config with numpy numbers": [("return {\"peak\": self.peak,", "return {\"peak\": np.float32(self.peak),")],
+        "get_config with other names": [('return {"peak": self.peak, "warmup_steps": self.warmup_steps',
+                                         'return {"peak": self.peak, "warmup": self.warmup_steps')],
+    },
 }
 
 # Answers that are right another way than the reference (`bertlib exercises test` wants each to pass the public
