@@ -147,6 +147,7 @@ def test_labels_years_small_counts_and_code_are_not_quantities(tmp_path):
     text = ("See chapter 03, exercise 2.4, task 2, line 2 and §5.1-5.3 (Table 5; appendix C.2). "
             "Vaswani et al. (2017) used 6 layers; positions 128-511, seed 2, block 0 head 9, "
             "`round(0.15 × 512)`, the 80/10/10 and 0/20/80 mixtures, 1/3 of the words, L6/H384, SQuAD v2.0.")
+    write_notebook(tmp_path, "03_other.ipynb", [("md", "## X")])  # the chapter the sentence points to
     assert not findings_of(tmp_path, [("md", "## A"), ("code", "x = 1"), ("md", text)])
 
 
@@ -283,3 +284,164 @@ def test_the_mismatches_of_issue_24_are_caught_and_their_corrections_pass(tmp_pa
     assert any(finding.nearest.startswith(printed) for finding in found if finding.number == number)
     corrected = cells[:-1] + [("md", cells[-1][1].replace(wrong, right))]
     assert not findings_of(tmp_path, corrected), prose.format_findings(findings_of(tmp_path, corrected))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# (d) claims about the numbers (issue 35, item 3): directions, quantifiers, chapter pointers, curves' ranges
+
+CLAIMS = {"direction", "quantifier", "pointer", "extrapolation"}
+
+
+def claims_of(tmp_path, cells, name="01_test.ipynb"):
+    return [(finding.kind, finding.number) for finding in findings_of(tmp_path, cells, name)
+            if finding.kind in CLAIMS]
+
+
+SCORES = ("code", "print(scores)", "dev F1 81.9\ntest F1 83.1\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The dev F1 81.9 is below the test F1 83.1.", []),
+    ("The dev F1 83.1 is below the test F1 81.9.", [("direction", "below")]),
+    ("The test F1 83.1 is higher than the dev F1 81.9.", []),
+    ("The test F1 81.9 is higher than the dev F1 83.1.", [("direction", "higher")]),
+    ("开发集 F1 81.9 低于测试集 F1 83.1。", []),
+    ("开发集 F1 83.1 低于测试集 F1 81.9。", [("direction", "低于")]),
+    # A number that is the size of the gap is no operand: 83.1 is more than 1 point above 81.9.
+    ("The test F1 83.1 is more than 1 point above the dev F1 81.9.", []),
+    ("The test F1 81.9 is more than 1 point above the dev F1 83.1.", [("direction", "above")]),
+])
+def test_two_quoted_numbers_around_a_comparative_are_ordered_as_it_says(tmp_path, text, expected):
+    assert claims_of(tmp_path, [("md", "## Scores"), SCORES, ("md", text)]) == expected
+
+
+TIMINGS = ("code", "print(ratios)", "attention: measured x28.8; counted 0.20 -> 3.22 GFLOPs, x16.00\n")
+
+
+@pytest.mark.parametrize("cells, text, expected", [
+    ([TIMINGS], "The counted FLOPs grow 16×, and at 128 tokens the CPU idles, which compresses the measured ratio.",
+     [("direction", "compresses")]),
+    ([TIMINGS], "The counted FLOPs grow 16×, and at 512 tokens the caches overflow, which inflates the measured ratio.",
+     []),
+    ([TIMINGS], "按计数变为 16 倍，128 时 CPU 利用率低，这压缩了实测的倍数。", [("direction", "压缩")]),
+    ([SCORES], "τ is tuned on dev, so the dev F1 is optimistic, and the test F1 (83.1) is the fair one.",
+     [("direction", "optimistic")]),
+    ([("code", "print(scores)", "dev F1 84.0\n")],
+     "τ is tuned on dev, so the dev F1 is optimistic, and the test F1 (83.1) is the fair one.", []),
+])
+def test_a_one_sided_word_agrees_with_the_pair_its_labels_name(tmp_path, cells, text, expected):
+    assert claims_of(tmp_path, [("md", "## Timing"), *cells, ("md", text)]) == expected
+
+
+VERDICTS = ("code", "print(verdicts)",
+            "frozen, 0/20/80 against 80/10/10: no measurable difference (median +4.1, range -7.4 to +6.0)\n"
+            "frozen, 100/0/0 against 80/10/10: lower (median -46.8, range -60.7 to -44.0)\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("On frozen features 0/20/80 lies slightly above 80/10/10.", [("direction", "above")]),
+    ("冻结特征上 0/20/80 略高于 80/10/10。", [("direction", "高于")]),
+    ("On frozen features 0/20/80 is not measurably apart from 80/10/10 (its median lies above).", []),
+    ("On frozen features 100/0/0 lies below 80/10/10.", []),
+    ("Both 80/10/10 and 0/20/80 beat 100/0/0 (printed above).", []),
+])
+def test_a_printed_no_measurable_difference_forbids_a_direction_for_that_pair(tmp_path, text, expected):
+    assert claims_of(tmp_path, [("md", "## Grid"), VERDICTS, ("md", text)]) == expected
+
+
+def test_a_direction_another_measure_of_the_pair_prints_is_left_alone(tmp_path):
+    verdicts = ("code", "print(verdicts)",
+                "feature-based, 0/20/80 against 80/10/10: higher (median +0.5, range +0.2 to +1.0)\n"
+                "fine-tuned, 0/20/80 against 80/10/10: no measurable difference (median +0.0, range -0.1 to +0.1)\n")
+    assert claims_of(tmp_path, [("md", "## Grid"), verdicts, ("md", "0/20/80 lands slightly above 80/10/10.")]) == []
+    assert claims_of(tmp_path, [("md", "## Grid"), verdicts, ("md", "0/20/80 lands slightly below 80/10/10.")]) == [
+        ("direction", "below")]
+
+
+@pytest.mark.parametrize("printed, text, expected", [
+    ("final losses: naive 0.0002, masked LM 0.0003 nats, 2 times the naive loss\n",
+     "The masked LM's loss stays many times the naive one (printed above).", [("quantifier", "many times the")]),
+    ("final losses: naive 0.0002, masked LM 0.0003 nats, 2 times the naive loss\n",
+     "掩码语言模型的损失始终是天真模型的许多倍（见上面的输出）。", [("quantifier", "许多倍")]),
+    ("final losses: naive 0.0001, masked LM 0.0043 nats, 43 times the naive loss\n",
+     "The masked LM's loss stays many times the naive one (printed above).", []),
+    ("attention x1.8, backbone x1.2\n", "The measured time grows by an order of magnitude.",
+     [("quantifier", "by an order of magnitude")]),
+    ("attention x28.8 at 4x the length\n", "The measured time grows by an order of magnitude.", []),
+])
+def test_a_quantifier_needs_a_printed_ratio_of_its_size(tmp_path, printed, text, expected):
+    cells = [("md", "## Losses"), ("code", "print(losses)", printed), ("md", text)]
+    assert claims_of(tmp_path, cells) == expected
+
+
+def test_a_pointer_names_a_chapter_that_holds_what_it_points_to(tmp_path):
+    write_notebook(tmp_path, "04_nsp.ipynb", [("md", "## NSP"), ("md", "The NSP head tells a same-document pair "
+                                                                   "from a random one. Segments are cut at random.")])
+    def pointer(text):
+        return claims_of(tmp_path, [("md", "## Rating"), ("md", text)], "08_this.ipynb")
+
+    assert pointer("Chapter 04's NSP head tells a same-document pair from a random one.") == []
+    assert pointer("See chapter 04 for the NSP head.") == []
+    wrong = "chapter 04's NSP head tells a same-document pair from a random one, but not which segment comes first"
+    assert pointer(f"Topic matching solves it: {wrong}.") == [("pointer", wrong)]
+    assert pointer("Chapter 04's pooler gradient is zero.") == [("pointer", "Chapter 04's pooler gradient is zero")]
+    assert pointer("See chapter 07 for the details.") == [("pointer", "See chapter 07")]
+
+
+def test_a_chinese_pointer_is_checked_against_the_chinese_chapter(tmp_path):
+    write_notebook(tmp_path, "04_nsp.ipynb", [("md", "## NSP"), ("md", "NSP 输出头能分辨同一文档的句对和随机句对。")])
+    def pointer(text):
+        return claims_of(tmp_path, [("md", "## 评级"), ("md", text)], "08_this.ipynb")
+
+    assert pointer("第 4 章的 NSP 输出头能分辨同一文档的句对和随机句对。") == []
+    assert pointer("第 4 章的 NSP 输出头能分辨同一文档的句对和随机句对，却分不出哪一段在前。") == [
+        ("pointer", "第 4 章的 NSP 输出头能分辨同一文档的句对和随机句对，却分不出哪一段在前")]
+    assert pointer("第 4 章的 MLM 输出头。") == [("pointer", "第 4 章的 MLM 输出头")]
+
+
+@pytest.mark.parametrize("printed, text, expected", [
+    ("step 500: loss 2.10\nstep 1500: loss 1.70\n", "The loss keeps improving past 10,000 steps.",
+     [("extrapolation", "10,000")]),
+    ("step 500: loss 2.10\nstep 1500: loss 1.70\n", "The loss keeps improving up to 1,500 steps.", []),
+    ("128 tokens: attention share 2.7%\n256 tokens: attention share 5.3%\n",
+     "The share would keep growing at 512 tokens.", [("extrapolation", "512")]),
+    ("128 tokens: attention share 2.7%\n512 tokens: attention share 10.0%\n",
+     "The share would keep growing at 256 tokens.", []),
+    ("step 500: loss 2.10\n", "The loss keeps improving past 10,000 steps.", []),  # one point is no curve
+])
+def test_a_claim_about_a_curve_stays_inside_the_range_it_printed(tmp_path, printed, text, expected):
+    cells = [("md", "## Curve"), ("code", "print(curve)", printed), ("md", text)]
+    assert claims_of(tmp_path, cells) == expected
+
+
+OLD_CLAIMS = json.loads((REPO / "tests" / "data" / "prose_old_claims.json").read_text(encoding="utf-8"))
+
+
+def write_cells(folder, name, cells):
+    notebook = {"cells": [{"metadata": {}, **cell} for cell in cells], "metadata": {}, "nbformat": 4,
+                "nbformat_minor": 5}
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell.setdefault("execution_count", None)
+            cell.setdefault("outputs", [])
+    path = Path(folder) / name
+    path.write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("case", OLD_CLAIMS["cases"], ids=lambda case: f"{case['edition']}/{case['chapter']}")
+def test_the_claims_issue_35_fixed_by_hand_are_caught_in_the_old_text(tmp_path, case):
+    """The four direction and quantifier claims and the chapter pointer of issue 35, item 3, as the chapters
+    stored them before commit e9e3bd9: each is found with its kind; the corrected cell has no such finding."""
+    for stem, cells in OLD_CLAIMS["chapters"][case["edition"]].items():
+        write_cells(tmp_path, f"{stem}.ipynb", cells)
+    def claims(text):
+        cells = [{"id": "heading", "cell_type": "markdown", "source": "## Section"}, *case["code"],
+                 {"id": case["cell_id"], "cell_type": "markdown", "source": text}]
+        found = prose.check_notebook(write_cells(tmp_path, f"{case['chapter']}.ipynb", cells))
+        return [finding for finding in found if finding.kind in CLAIMS]
+
+    old = claims(case["old"])
+    assert [(finding.kind, finding.cell_id) for finding in old] == [(case["kind"], case["cell_id"])], \
+        prose.format_findings(old)
+    assert not claims(case["fixed"]), prose.format_findings(claims(case["fixed"]))
