@@ -280,10 +280,19 @@ def _diagnose(name, got, reference, inputs, unseen, atol, rtol, only_output):
                 facts = _probability_facts(got, reference, inputs)
                 return f"after the softmax, {facts}: {hint}" if facts else hint
             return hint
+    if step == "probabilities" and "scores" in unseen_steps:  # no scores returned: nothing before was compared
+        facts = _probability_facts(got, reference, inputs)
+        return (f"the attention probabilities differ{'; ' + facts if facts else ''}. The steps before them were not "
+                "compared: check the Q|K|V split of the projection, the 1/sqrt(head_dim) scale, the masks (padded "
+                "keys, and in a causal layer the keys after the query) and the softmax over the keys (the last axis).")
     if step == "probabilities":
         facts = _probability_facts(got, reference, inputs) or "the weights differ although the scores matched"
         return (f"your attention matches up to the softmax; after it, {facts}: did you mask the scores before the "
                 "softmax, and normalise over the keys (the last axis)?")
+    if step == "logits" and "layer_norm" in unseen_steps:  # only the logits were compared: say nothing matched
+        return ("the logits differ, and neither the tanh GELU nor a missing output bias explains it: gather the "
+                "hidden states at mask_positions, then dense, exact GELU, LayerNorm (in that order), and decode with "
+                "the token embedding itself, transposed (tied weights), plus the output bias.")
     if step == "logits":
         return ("the hidden states before the decoder match, the logits do not: decode with the token embedding "
                 "itself, transposed (tied weights, as the released model), plus the output bias.")
@@ -306,6 +315,11 @@ def _probability_facts(got, reference, inputs):
         padded_share = float((got * (1 - padding_mask[:, None, None, :])).sum(axis=-1).max())
         if padded_share > 1e-6:
             parts.append(f"up to {padded_share:.3g} of a row's weight is on padded keys (expected 0)")
+    if _kind(reference) == "MultiHeadSelfAttention" and reference.causal and got.shape[-1] == got.shape[-2]:
+        future_share = float((got * np.triu(np.ones(got.shape[-2:]), 1)).sum(axis=-1).max())
+        if future_share > 1e-6:
+            parts.append(f"up to {future_share:.3g} of a row's weight is on keys after its query (expected 0 in "
+                         "this causal layer)")
     return "; ".join(parts)
 
 

@@ -563,4 +563,38 @@ STRINGS = {
         '到 total_steps 时学习率是下限，不是 0',
     'p stops at 1 (ops.clip, ops.minimum): the rate stays at the floor':
         'p 停在 1（ops.clip、ops.minimum）：学习率保持在下限',
+    # Exercises 2.7 and 3.6 (Keras 3 layers)
+    'query i sees key j only when j <= i AND key j is real: one boolean (batch, 1, query, key) mask, applied to the '
+    'scaled scores before a softmax over the keys':
+        '查询 i 只有在 j <= i 且键 j 是真实词元时才能看见键 j：一个布尔的 (batch, 1, query, key) 掩码，'
+        '在沿键做 softmax 之前作用于缩放后的分数',
+    'a Dense(3H) named query_key_value, then a Dense(H) named output':
+        '先是名为 query_key_value 的 Dense(3H)，再是名为 output 的 Dense(H)',
+    'padding_mask=None: every key is real, the causal mask still holds':
+        'padding_mask=None：每个键都是真实的，因果掩码照样生效',
+    "the decoder is the token embedding's own table, transposed: no decoder matrix of its own":
+        '解码器就是词元嵌入自己的表的转置：没有自己的解码矩阵',
+    "return {'logits': numpy array, 'loss': float}":
+        "返回 {'logits': numpy 数组, 'loss': float}",
+    'gather at mask_positions, dense, exact GELU, LayerNorm, the token table transposed plus the output bias; the '
+    'loss over the real slots only':
+        '在 mask_positions 处取出，全连接层、精确 GELU、LayerNorm，再乘以词元嵌入表的转置并加上输出偏置；'
+        '损失只算真实槽位',
+    'one real slot per row: the loss is the mean of their cross-entropies':
+        '每行一个真实槽位：损失是它们交叉熵的平均',
+    'decode with the token table itself: (batch, P, H) @ (H, V)':
+        '直接用词元嵌入表解码：(batch, P, H) @ (H, V)',
+    'your loss averages over every slot, padding slots included: only the slots with mask_weights 1.0 are masked '
+    'tokens':
+        '你的损失对所有槽位取平均，连填充槽位也算进去了：只有 mask_weights 为 1.0 的槽位才是被遮住的词元',
+    'your loss sums the real slots but divides by every slot: average over the real slots only':
+        '你的损失对真实槽位求和，却除以全部槽位数：只对真实槽位取平均',
+    'your loss is a sum over the real slots: average it over them':
+        '你的损失是真实槽位上的和：应对它们取平均',
+    'masked_loss returns one number: the mean cross-entropy over the real slots':
+        'masked_loss 返回一个数：真实槽位上交叉熵的平均',
+    'the logits match, the loss does not: the cross-entropy of each slot is -log softmax(logits)[mask_id], and only '
+    'the real slots (mask_weights 1.0) count, each once':
+        'logits 一致，损失不一致：每个槽位的交叉熵是 -log softmax(logits)[mask_id]，只有真实槽位'
+        '（mask_weights 为 1.0）计入，每个只算一次',
 }

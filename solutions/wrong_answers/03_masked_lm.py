@@ -102,4 +102,27 @@ WRONG_ANSWERS = {
         "the words instead of booleans": [("answers = [True, False, True, False, True]",
                                            'answers = ["True", "False", "True", "False", "True"]')],
     },
+    "3.6": {
+        "loss over every slot, padding slots included": [("return -ops.sum(picked * weights) / ops.sum(weights)",
+                                                          "return -ops.mean(picked)")],
+        "loss divided by every slot": [("return -ops.sum(picked * weights) / ops.sum(weights)",
+                                        "return -ops.sum(picked * weights) / ops.cast(ops.size(picked), picked.dtype)")],
+        "loss summed, not averaged": [("return -ops.sum(picked * weights) / ops.sum(weights)",
+                                       "return -ops.sum(picked * weights)")],
+        "untied decoder (a Dense of its own)": [
+            ("        self.output_bias = self.add_weight(",
+             '        self.decoder = keras.layers.Dense(self.token_embedding.input_dim, use_bias=False, name="decoder")\n'
+             "        self.decoder.build((None, None, hidden_dim))\n"
+             "        self.output_bias = self.add_weight("),
+            ("return ops.matmul(x, decoder) + self.output_bias", "return self.decoder(x) + self.output_bias")],
+        "no output bias": [("return ops.matmul(x, decoder) + self.output_bias", "return ops.matmul(x, decoder)")],
+        "the tanh GELU": [("approximate=False", "approximate=True")],
+        "LayerNorm before the GELU": [
+            ("x = self.layer_norm(keras.activations.gelu(self.transform(hidden), approximate=False))",
+             "x = keras.activations.gelu(self.layer_norm(self.transform(hidden)), approximate=False)")],
+        "logits at every position": [("hidden = ops.take_along_axis(sequence_output, positions, axis=1)",
+                                      "hidden = sequence_output")],
+        "cross-entropy on the raw logits": [("log_probabilities = ops.log_softmax(logits, axis=-1)",
+                                             "log_probabilities = logits")],
+    },
 }
