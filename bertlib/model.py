@@ -117,6 +117,37 @@ class BertBackbone(keras.Model):
                 "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
 
     @classmethod
+    def from_preset(cls, preset, load_weights=True, dtype=None):
+        """A backbone from a preset, as keras-hub's `Backbone.from_preset`; nothing is downloaded (no hub).
+
+        Args:
+            preset: a folder written by `save_to_preset` (config.json, model.weights.h5), or the name of a
+                size of `BertConfig.preset` ("tiny" ... "large"): that architecture with random weights. A
+                name wins over a folder of that name; pass `Path("tiny")` for the folder. A Hugging Face
+                folder is refused, naming `load_hf_checkpoint`, which reads it (bertlib.presets says why).
+            load_weights: bool, default True. False builds the folder's architecture with random weights.
+            dtype: optional dtype policy, e.g. "mixed_bfloat16" (a saved preset's own policy otherwise).
+
+        Example:
+        >>> load_hf_checkpoint(bertlib.resources.minilm_dir()).save_to_preset("minilm")
+        >>> BertBackbone.from_preset("minilm")  # the same weights
+        """
+        from bertlib.presets import load_backbone
+
+        return load_backbone(cls, preset, load_weights=load_weights, dtype=dtype)
+
+    def save_to_preset(self, preset_dir, tokenizer=None, overwrite=False):
+        """Write a preset folder in keras-hub's layout: config.json, model.weights.h5, metadata.json.
+
+        With `tokenizer` (a `WordPieceTokenizer`), its tokenizer.json and assets/tokenizer/vocabulary.txt too.
+        The folder is written whole, to a temporary sibling folder then renamed; a folder that is not empty
+        raises FileExistsError unless `overwrite=True`, which replaces it.
+        """
+        from bertlib.presets import save_backbone
+
+        return save_backbone(self, preset_dir, tokenizer=tokenizer, overwrite=overwrite)
+
+    @classmethod
     def from_config(cls, config):
         config = dict(config)
         if isinstance(config.get("dtype"), dict):

@@ -297,6 +297,23 @@ class WordPieceTokenizer:
         stripped (the vocabulary of the uncased Hugging Face checkpoints, which ships with bertlib)."""
         return cls.from_vocab_file(BERT_UNCASED_VOCAB)
 
+    @classmethod
+    def from_preset(cls, preset):
+        """The tokenizer of a preset folder: one written by `save_to_preset` (tokenizer.json and
+        assets/tokenizer/vocabulary.txt), or a Hugging Face folder (vocab.txt, with the options of its
+        tokenizer_config.json: do_lower_case, strip_accents, tokenize_chinese_chars, never_split)."""
+        from bertlib.presets import load_tokenizer
+
+        return load_tokenizer(cls, preset)
+
+    def save_to_preset(self, preset_dir, overwrite=False):
+        """Write tokenizer.json and assets/tokenizer/vocabulary.txt as a folder (keras-hub's layout), whole
+        and atomically; a folder that is not empty raises FileExistsError unless `overwrite=True`. To keep a
+        model and its tokenizer in one preset, pass `tokenizer=` to `BertBackbone.save_to_preset`."""
+        from bertlib.presets import tokenizer_writers, write_preset
+
+        return write_preset(preset_dir, tokenizer_writers(self), overwrite=overwrite)
+
     # Vocabulary ---------------------------------------------------------------------------------------------
 
     @property

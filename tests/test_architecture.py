@@ -9,7 +9,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "bertlib"
 
 # Bottom to top, as the README draws them. A module is named by its first part under bertlib/.
 LAYERS = {
-    "core": {"__init__", "config", "layers", "model", "checkpoint", "tokenizer", "ops", "files", "resources"},
+    "core": {"__init__", "config", "layers", "model", "checkpoint", "presets", "tokenizer", "ops", "files",
+             "resources"},
     "data": {"corpora", "nsp", "masking", "data", "datasets"},
     "training": {"settings", "callbacks", "distribute", "training"},
     "tasks": {"tasks", "metrics", "finetune"},
