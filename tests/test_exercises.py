@@ -447,3 +447,30 @@ def test_two_checks_of_one_exercise_never_share_a_name():
     nb.cells[8].source = 'check_true("mean_of_squares", True, "", "")\n' + nb.cells[8].source
     assert exercises.duplicate_check_names(nb, TOY_NAME) == [f"{TOY_NAME}, exercise 3.2: two checks named "
                                                              f"'mean_of_squares'"]
+
+
+def test_a_causal_layer_that_returns_no_scores_is_told_where_its_probabilities_go_wrong():
+    """Issue 35 (exercise 2.7): a learner's layer returns probabilities and output, never the scores. The locator
+    used to say "your attention matches up to the softmax" (the scores were never compared) and to count weight on
+    keys after the query as nothing; a reversed causal mask must be named by the weight it puts after the query."""
+    import numpy as np
+
+    from bertlib import MultiHeadSelfAttention
+    from bertlib.course import reference as reference_pass
+    from bertlib.course.locate import first_divergence, trace
+
+    rng = np.random.default_rng(0)
+    x, padding_mask = rng.normal(size=(2, 5, 8)).astype("float32"), np.array([[1] * 5, [1, 1, 1, 0, 0]])
+    layer = MultiHeadSelfAttention(num_heads=2, dropout=0.0, causal=True)
+    layer(x, padding_mask=padding_mask)
+    right = trace(layer, (x, padding_mask))
+    scores = right["scores"]
+    reversed_mask = np.triu(np.ones((5, 5), bool)) & padding_mask.astype(bool)[:, None, None, :]
+    probabilities = reference_pass.softmax(np.where(reversed_mask, scores, reference_pass.MASKED))
+    divergence = first_divergence(lambda x, m: {"probabilities": probabilities, "output": right["output"]}, layer,
+                                  (x, padding_mask))
+    assert divergence.step == "probabilities"
+    assert "matches up to the softmax" not in divergence.hint
+    assert "of a row's weight is on keys after its query" in divergence.hint
+    assert first_divergence(lambda x, m: {"probabilities": right["probabilities"], "output": right["output"]},
+                            layer, (x, padding_mask)) is None
