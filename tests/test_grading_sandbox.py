@@ -516,6 +516,25 @@ def test_values_cross_between_kernel_and_checker_without_pickle_and_within_bound
         wire.loads("x" * (wire.MAX_BYTES + 1))
 
 
+def test_a_pytorch_tensor_that_records_gradients_crosses_as_its_values():
+    # What a learner's Keras layer returns on the PyTorch backend: np.asarray refuses it until it is detached.
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    from bertlib.course.grading import wire
+
+    def refuse(value):
+        raise TypeError(type(value).__name__)
+
+    weights = torch.ones(2, 3, requires_grad=True)
+    output = weights * 2
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(output)
+    decoded = wire.decode(wire.loads(wire.dumps(wire.encode([output, torch.arange(3)], refuse))), refuse)
+    assert decoded[0].dtype == np.float32 and (decoded[0] == 2).all() and decoded[0].shape == (2, 3)
+    assert (decoded[1] == np.arange(3)).all()
+
+
 def _pickled_object_array():
     import io
 

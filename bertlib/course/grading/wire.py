@@ -113,8 +113,9 @@ def encode(value, refer, plain_dataclasses=False, generators=None, depth=0):
                                         for field in dataclasses.fields(value)],
                 "class": f"{type(value).__module__}:{type(value).__qualname__}"}
     if hasattr(value, "__array__") and hasattr(value, "shape") and hasattr(value, "dtype"):
-        try:  # a tensor of any backend, as numpy
-            return _encode_array(np.asarray(value), inner)
+        try:  # a tensor of any backend, as numpy; a PyTorch tensor that records gradients, detached first
+            detach = getattr(value, "detach", None)
+            return _encode_array(np.asarray(detach().cpu() if callable(detach) else value), inner)
         except Exception:  # noqa: BLE001 (not convertible: a reference then)
             pass
     return refer(value)
