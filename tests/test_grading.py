@@ -786,10 +786,11 @@ def test_only_what_did_not_pass_in_or_after_the_cell_the_machine_spoilt_is_not_g
     assert grading.exercise_outcome("3.5", [1], unfinished, timeout=9).message.startswith("not graded: ")
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def private_run_locks(tmp_path, monkeypatch):
-    """This test's own run registry: an unsafe run here must not be refused because a neighbouring test worker
-    grades at the same time (the machine-wide registry is what the lock test below checks)."""
+    """Each test's own run registry (autouse here and in test_grading_sandbox, which imports it): an unsafe run in
+    one test must not be refused because a neighbouring test worker grades at the same time (the machine-wide
+    registry is what the lock tests check, through the locks this returns)."""
     locks = (str(tmp_path / "run-a.lock"), str(tmp_path / "run-b.lock"))
     monkeypatch.setattr(sandbox, "RUN_LOCKS", locks)
     return locks
