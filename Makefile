@@ -22,14 +22,16 @@ SHARED_CORES = TF_NUM_INTRAOP_THREADS=$(WORKER_THREADS) TF_NUM_INTEROP_THREADS=$
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider --ignore-glob='*/zh/*'
 # The notebooks run on all three Keras backends: everything on TensorFlow (the stored outputs); on PyTorch the
 # solutions and the short chapters that hold backend-specific paths; on JAX 00 (the Colab TPU runtime's first
-# chapter), 05x (where models live) and 06, because JAX compiles every new shape and its pass over all chapters and
-# solutions took 15.9 minutes (10.0 on a faster machine), which CI's 40 minutes cannot hold (README, "Why JAX
-# and PyTorch run a subset in CI"; every chapter runs on JAX and PyTorch in `make full-jax` / `make full-torch`).
+# chapter), 02 (the learner's Keras model of BERT), 05x (where models live) and 06, because JAX compiles every new
+# shape and its pass over all chapters and solutions took 15.9 minutes (10.0 on a faster machine), which CI's 40
+# minutes cannot hold (README, "Why JAX and PyTorch run a subset in CI"; every chapter runs on JAX and PyTorch in
+# `make full-jax` / `make full-torch`).
 # JAX_NOTEBOOKS=notebooks/ widens it.
 SHORT_CHAPTERS := $(addprefix notebooks/,01_problem_setting.ipynb 02_architecture_and_input.ipynb \
 	05x_scaling_out.ipynb 06_self_test.ipynb)
 NOTEBOOKS := notebooks/ solutions/ exercises/
-JAX_NOTEBOOKS ?= $(addprefix notebooks/,00_big_picture.ipynb 05x_scaling_out.ipynb 06_self_test.ipynb)
+JAX_NOTEBOOKS ?= $(addprefix notebooks/,00_big_picture.ipynb 02_architecture_and_input.ipynb \
+	05x_scaling_out.ipynb 06_self_test.ipynb)
 TORCH_NOTEBOOKS ?= $(SHORT_CHAPTERS) solutions/
 TORCH_VERSION ?= 2.13.0
 export KERAS_BACKEND ?= tensorflow
