@@ -121,8 +121,10 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
             result += grades_by_notebook.get(plan.path) or [
                 Grade(display_name(plan.path), "-", 0,
                       Outcome(Status.NOT_RUN, "grading was interrupted before this notebook"), plan.note)]
-        write_reports(result, out)
-        registration.release()
+        try:
+            write_reports(result, out)
+        finally:  # also when the reports cannot be written: a long-lived process must not keep the run's lock
+            registration.release()
     return result
 
 
