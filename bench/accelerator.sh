@@ -12,7 +12,7 @@
 #   step-time                  bench/step_time.py (bertlib against keras-hub, float32 and mixed bfloat16;
 #                              --smoke: 1 round of 1 step, float32, bertlib only)
 #   pretrain                   bench/pretrain_mfu.py: BERT-BASE, batch 256 x 128, mixed bfloat16, XLA, through
-#                              bertlib.training.pretrain (the `bertlib pretrain` path): step time, tokens/s, MFU
+#                              bertlib.train.pretraining.pretrain (the `bertlib pretrain` path): step time, tokens/s, MFU
 #                              against the chip's published peak (--smoke: the 2-layer tiny preset on the CPU)
 # Output: OUT (the device tool's folder) or build/accelerator: one log per part and summary.txt, which ends
 # with one line per part (`part NAME: ok|FAILED (...)|TIMED OUT (...) in S s`) and `mfu: X` when part 3 gave
@@ -50,7 +50,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then  # carried wheels: install offline, 
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/accelerator-site .whl/*.whl
   export PYTHONPATH=/tmp/accelerator-site${PYTHONPATH:+:$PYTHONPATH}
 fi
-export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}  # bertlib from this tree, installed or not
+export PYTHONPATH=$ROOT:$ROOT/course:$ROOT/coursekit${PYTHONPATH:+:$PYTHONPATH}  # the three packages from this tree, installed or not
 if [[ -z "${BERTLIB_DATA+set}" ]]; then  # the datasets chapter 00 reads (SST-2), as the Makefile finds them
   for folder in "$ROOT/shared/data" "$ROOT/../shared/data"; do
     if [[ -d "$folder" ]]; then export BERTLIB_DATA=$(cd "$folder" && pwd); break; fi
@@ -65,7 +65,7 @@ if ((SMOKE)); then  # the CPU only, whatever the machine has
   CHAPTER=$OUT_DIR/smoke_chapter.ipynb
   if "$PYTHON" - "$CHAPTER" <<'PY'
 import sys, nbformat
-cells = ["from bertlib import course\n\ncourse.setup(seed=0)", "import keras\n\nprint(keras.backend.backend())"]
+cells = ["import bertlib_course as course\n\ncourse.setup(seed=0)", "import keras\n\nprint(keras.backend.backend())"]
 nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), sys.argv[1])
 PY
   then :; else echo "could not write the stand-in chapter $CHAPTER; its parts will fail" >&2; fi

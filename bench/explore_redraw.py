@@ -22,10 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from bertlib import resources
-from bertlib.checkpoint import load_hf_checkpoint
-from bertlib.course import explore
-from bertlib.tokenizer import WordPieceTokenizer
+from bertlib.model.checkpoint import load_hf_checkpoint
+from bertlib.text.tokenizer import WordPieceTokenizer
+from bertlib_course import explore, paths
 
 PAGE = """<!doctype html><html><body><div id="root"></div><pre id="result">running</pre>
 <script type="module">
@@ -88,8 +87,8 @@ def browser_times(payloads, shown, repeats=7):
 
 
 def main():
-    backbone = load_hf_checkpoint(resources.minilm_dir())
-    tokenizer = WordPieceTokenizer.from_vocab_file(resources.minilm_dir() / "vocab.txt")
+    backbone = load_hf_checkpoint(paths.minilm_dir())
+    tokenizer = WordPieceTokenizer.from_vocab_file(paths.minilm_dir() / "vocab.txt")
     paragraph = " ".join(["BERT reads a sentence in both directions at once, and every token attends to every "
                           "other token in every layer, which is why attention costs grow with the square of the "
                           "input length."] * 20)

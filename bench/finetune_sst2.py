@@ -24,8 +24,8 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib import finetune, resources
-from bertlib.course import paths
+from bertlib.finetune import finetuning
+from bertlib_course import paths
 
 
 def cpu_seconds():
@@ -43,7 +43,7 @@ def timed(description, function):
 
 
 def compare_pretraining(glue_dir, args):
-    from bertlib.training import pretrain
+    from bertlib.train.pretraining import pretrain
 
     with tempfile.TemporaryDirectory() as folder:
         summary, _ = timed("pretrain tiny (python-docs)", lambda: pretrain(
@@ -56,8 +56,8 @@ def compare_pretraining(glue_dir, args):
                    "max_seq_length": args.max_seq_length, "max_train_examples": args.train_examples,
                    "seed": args.seed, "verbose": 0}
         pretrained, _ = timed("fine-tune pretrained tiny",
-                              lambda: finetune.finetune("sst2", glue_dir, summary["backbone"], **options))
-    scratch, _ = timed("fine-tune tiny from random weights", lambda: finetune.finetune("sst2", glue_dir, "tiny",
+                              lambda: finetuning.finetune("sst2", glue_dir, summary["backbone"], **options))
+    scratch, _ = timed("fine-tune tiny from random weights", lambda: finetuning.finetune("sst2", glue_dir, "tiny",
                                                                                        **options))
     difference = pretrained["accuracy"] - scratch["accuracy"]
     print(f"tiny, pretrained {args.pretrain_steps} steps: dev accuracy {pretrained['accuracy']:.4f}", flush=True)
@@ -87,15 +87,15 @@ def main():
         raise SystemExit("shared/data/glue is absent (set BERTLIB_SHARED): the bench needs the real SST-2 files.")
     if args.compare_pretraining:
         try:
-            import bertlib.training  # noqa: F401
+            import bertlib.train.pretraining  # noqa: F401
         except ImportError as error:
-            print(f"skipping the pretraining comparison: bertlib.training is unavailable ({error})")
+            print(f"skipping the pretraining comparison: bertlib.train.pretraining is unavailable ({error})")
         else:
             compare_pretraining(glue_dir, args)
     if args.skip_minilm:
         return
-    result, cpu = timed("fine-tune all-MiniLM-L6-v2 (load, featurize, train, evaluate)", lambda: finetune.finetune(
-        "sst2", glue_dir, resources.minilm_dir(), epochs=args.epochs, batch_size=args.batch_size,
+    result, cpu = timed("fine-tune all-MiniLM-L6-v2 (load, featurize, train, evaluate)", lambda: finetuning.finetune(
+        "sst2", glue_dir, paths.minilm_dir(), epochs=args.epochs, batch_size=args.batch_size,
         learning_rate=args.learning_rate, max_seq_length=args.max_seq_length,
         max_train_examples=args.train_examples, seed=args.seed, pooling=args.pooling))
     print(f"{args.train_examples} training examples, {args.epochs} epoch(s), batch {args.batch_size}, "

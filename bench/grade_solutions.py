@@ -1,4 +1,4 @@
-"""How long `bertlib grade` takes on the eight solution notebooks (fast mode, --jobs 2), and what it scores.
+"""How long `coursekit grade` takes on the eight solution notebooks (fast mode, --jobs 2), and what it scores.
 
 Each notebook runs in its own kernel (since issue 22 in a bubblewrap sandbox, with the instructor's checks in the
 runner); the figure is the wall time of the whole command. `--repo` grades with another checkout's code (e.g. a

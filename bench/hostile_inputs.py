@@ -118,16 +118,38 @@ def ok(check=None):
     return {"expect": "ok", "check": check}
 
 
-def cases(inputs):
-    i = inputs
-    data_out = ["--out", "OUT"]
-    c = []
-
+def issue_15_adder(c):
+    """`add(...)`: appends one of issue 15's cases to the list `c`."""
     def add(category, name, command, expectation, timeout=120, snippet=None, setup=None, loss=None):
         c.append({"category": category, "name": name, "command": command, "snippet": snippet, "timeout": timeout,
                   "setup": setup, "loss": loss, "was": None, "issue": 15, "env": {}, "restore": (), **expectation})
+    return add
 
-    # bertlib data --------------------------------------------------------------------------------------------
+
+def api_adder(add):
+    """`api(...)`: adds a case that runs a Python snippet against the library."""
+    def api(category, name, snippet, expectation, timeout=120):
+        first, _, rest = snippet.partition("\n")  # the first line sits after the opening quotes, unindented
+        add(category, name, None, expectation, timeout=timeout, snippet=first + "\n" + textwrap.dedent(rest))
+    return api
+
+
+def cases(inputs):
+    """Issue 15's cases, a section of bad input at a time, then issue 22's."""
+    c = []
+    add = issue_15_adder(c)
+    data_cases(add, inputs)
+    finetune_cases(add, inputs)
+    pretrain_cases(add, inputs)
+    api = api_adder(add)
+    library_reference_cases(api)
+    library_bad_value_cases(api, inputs)
+    return c + issue_22_cases(inputs)
+
+
+def data_cases(add, i):
+    """`bertlib data` given missing, empty, mistyped or unwritable input."""
+    data_out = ["--out", "OUT"]
     add("missing file", "data: corpus missing", cli("data", "--corpus", f"{i}/nope.txt", *data_out), error("nope.txt"))
     add("empty file", "data: corpus empty", cli("data", "--corpus", f"{i}/empty.txt", *data_out), error("no text"))
     add("empty file", "data: corpus of blank lines", cli("data", "--corpus", f"{i}/blank.txt", *data_out),
@@ -180,7 +202,10 @@ def cases(inputs):
         error("already holds"), timeout=300, loss=lambda folder: None if list((folder / "OUT").glob("*.tfrecord"))
         else "the first run's shards are gone")
 
-    # bertlib finetune (no training needed for these) ----------------------------------------------------------
+
+
+def finetune_cases(add, i):
+    """`bertlib finetune` given bad input (no training needed for these)."""
     mrpc = ["--task", "mrpc", "--data-dir", f"{i}/glue_plain"]
     add("bad value", "finetune: unknown task", cli("finetune", "--task", "sst5", "--data-dir", f"{i}/glue_plain",
                                                   *TINY_FINETUNE), error("sst5"))
@@ -238,7 +263,10 @@ def cases(inputs):
         cli("finetune", "--task", "mrpc", "--data-dir", f"{i}/glue_bom", *TINY_FINETUNE, "--output-dir", "OUT"),
         ok(mrpc_trained), timeout=420)
 
-    # bertlib pretrain ----------------------------------------------------------------------------------------
+
+
+def pretrain_cases(add, i):
+    """`bertlib pretrain` given bad settings, corpora and checkpoint folders."""
     corpus = ["--corpus", f"{i}/corpus.txt"]
     for flag, value, words in (("--steps", "0", "steps"), ("--batch-size", "0", "batch_size"),
                                ("--seq-length", "100000", "100000"), ("--seq-length", "1", "seq_length"),
@@ -283,55 +311,59 @@ def cases(inputs):
                                                        "--learning-rate", "5e-4", "--checkpoint-dir", "CKPT"))],
         error("different run", "learning_rate"), timeout=600)
 
-    # The library -----------------------------------------------------------------------------------------------
-    def api(category, name, snippet, expectation, timeout=120):
-        first, _, rest = snippet.partition("\n")  # the first line sits after the opening quotes, unindented
-        add(category, name, None, expectation, timeout=timeout, snippet=first + "\n" + textwrap.dedent(rest))
 
+
+def library_reference_cases(api):
+    """The library's metrics, masking and tokenizer at the edges, against their references."""
     api("NaN metric", "pearson with a NaN prediction",
-        "from bertlib import metrics\nresult = metrics.pearson([1., 2, 3, 4], [1., float('nan'), 3, 4])",
+        "from bertlib.finetune import metrics\nresult = metrics.pearson([1., 2, 3, 4], [1., float('nan'), 3, 4])",
         ok(lambda out, folder: None if out == "nan" else f"returned {out}"))
     api("NaN metric", "spearman of constant predictions",
-        "from bertlib import metrics\nresult = metrics.spearman([1., 2, 3, 4], [2., 2, 2, 2])",
+        "from bertlib.finetune import metrics\nresult = metrics.spearman([1., 2, 3, 4], [2., 2, 2, 2])",
         ok(lambda out, folder: None if out == "nan" else f"returned {out}"))
     api("reference edge case", "SQuAD v1.1: empty prediction against 'The'",
-        """from bertlib import metrics
+        """from bertlib.finetune import metrics
         data = [{"paragraphs": [{"qas": [{"id": "q", "answers": [{"text": "The"}]}]}]}]
         result = metrics.squad_evaluate(data, {"q": ""})["f1"]""",
         ok(lambda out, folder: None if out == "0.0" else f"F1 {out}, evaluate-v1.1.py gives 0.0"))
     api("reference edge case", "SQuAD v2.0: gold 'The' counts as answerable",
-        """from bertlib import metrics
+        """from bertlib.finetune import metrics
         data = [{"paragraphs": [{"qas": [{"id": "q", "answers": [{"text": "The"}], "is_impossible": False}]}]}]
         result = metrics.squad_evaluate(data, {"q": ""}).get("HasAns_total")""",
         ok(lambda out, folder: None if out == "1" else f"HasAns_total {out}"))
     api("reference edge case", "masking at selection rate 0.0",
         """import numpy as np
-        from bertlib.masking import MaskedLMMasker
+        from bertlib.text.masking import MaskedLMMasker
         result = int(MaskedLMMasker(100, 4, [0, 1, 2, 3])(np.arange(5, 25)[None])["mask_weights"].sum()) \\
             + int(MaskedLMMasker(100, 4, [0, 1, 2, 3], selection_rate=0.0)(np.arange(5, 25)[None])["mask_weights"].sum())""",
         ok(lambda out, folder: None if out == "3" else f"selected {out} (expected 3 at 15% and 0 at 0.0)"))
     api("reference edge case", "offsets of [UNK] and x[MASK]y against tokenizer.json",
         """from tokenizers import Tokenizer
-        from bertlib import resources
-        from bertlib.data import default_tokenizer
-        reference = Tokenizer.from_file(str(resources.minilm_dir() / "tokenizer.json")); reference.no_padding()
+        from bertlib_course import paths
+        from bertlib.text.data import default_tokenizer
+        reference = Tokenizer.from_file(str(paths.minilm_dir() / "tokenizer.json")); reference.no_padding()
         text = "hello, \\u2603! x[MASK]y a\\u200bb"
         expected = reference.encode(text, add_special_tokens=False)
         tokens, offsets = default_tokenizer().tokenize_with_offsets(text)
         result = (tokens, offsets) == (expected.tokens, [tuple(o) for o in expected.offsets])""",
         ok(lambda out, folder: None if out == "True" else "offsets differ from tokenizer.json"))
     api("reference edge case", "convert_tokens_to_ids with an unknown token",
-        """from bertlib.data import default_tokenizer
+        """from bertlib.text.data import default_tokenizer
         result = default_tokenizer().convert_tokens_to_ids(["the", "zzqx!!"])""",
         ok(lambda out, folder: None if out == "[1996, 100]" else f"ids {out}"))
-    api("bad value", "BertConfig(causal='yes')", "from bertlib.config import BertConfig\nresult = BertConfig(causal='yes')",
+
+
+
+def library_bad_value_cases(api, i):
+    """The library's classes and functions given bad values."""
+    api("bad value", "BertConfig(causal='yes')", "from bertlib.model.config import BertConfig\nresult = BertConfig(causal='yes')",
         error("causal"))
-    api("bad value", "BertConfig(num_heads=3)", "from bertlib.config import BertConfig\nresult = BertConfig(num_heads=3)",
+    api("bad value", "BertConfig(num_heads=3)", "from bertlib.model.config import BertConfig\nresult = BertConfig(num_heads=3)",
         error("divisible"))
-    api("bad value", "BertConfig(dropout=1.0)", "from bertlib.config import BertConfig\nresult = BertConfig(dropout=1.0)",
+    api("bad value", "BertConfig(dropout=1.0)", "from bertlib.model.config import BertConfig\nresult = BertConfig(dropout=1.0)",
         error("dropout"))
     backbone = """import numpy as np
-        from bertlib.config import BertConfig
+        from bertlib.model.config import BertConfig
         from bertlib.model import BertBackbone
         model = BertBackbone(BertConfig(num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32,
                                         vocabulary_size=50, max_sequence_length=16))
@@ -349,7 +381,7 @@ def cases(inputs):
         backbone + "result = model({k: np.ones((1, 17), 'int32') for k in good})", error("17 tokens"), timeout=180)
     api("bad value", "HF config with fewer layers than its weights",
         backbone + """import json, tempfile, pathlib
-        from bertlib.checkpoint import load_hf_checkpoint, save_hf_checkpoint
+        from bertlib.model.checkpoint import load_hf_checkpoint, save_hf_checkpoint
         folder = pathlib.Path(tempfile.mkdtemp())
         save_hf_checkpoint(BertBackbone(BertConfig(num_layers=2, hidden_dim=16, num_heads=2, intermediate_dim=32,
                                                    vocabulary_size=50, max_sequence_length=16)), folder)
@@ -357,43 +389,43 @@ def cases(inputs):
         (folder / "config.json").write_text(json.dumps(config))
         result = load_hf_checkpoint(folder)""", error("num_hidden_layers"), timeout=180)
     api("missing file", "load_hf_checkpoint on a missing folder",
-        "from bertlib.checkpoint import load_hf_checkpoint\nresult = load_hf_checkpoint('nope')", error("nope"))
+        "from bertlib.model.checkpoint import load_hf_checkpoint\nresult = load_hf_checkpoint('nope')", error("nope"))
     api("bad value", "make_optimizer(weight_decay=-0.01)",
-        "from bertlib.training import make_optimizer\nresult = make_optimizer(1e-4, 10, 100, weight_decay=-0.01)",
+        "from bertlib.train.schedule import make_optimizer\nresult = make_optimizer(1e-4, 10, 100, weight_decay=-0.01)",
         error("weight_decay"), timeout=180)
     api("hang", "squad_features with doc_stride 0",
-        """from bertlib import tasks
-        from bertlib.data import default_tokenizer
+        """from bertlib.finetune import tasks
+        from bertlib.text.data import default_tokenizer
         example = tasks.SquadExample("q", "Who?", "word " * 300, [{"text": "word", "answer_start": 0}])
         result = tasks.squad_features([example], default_tokenizer(), max_seq_length=64, doc_stride=0,
                                       max_query_length=16)""", error("doc_stride"), timeout=60)
     api("real file", "load_glue on a BOM-prefixed MRPC file",
-        f"from bertlib import tasks\nresult = len(tasks.load_glue('mrpc', {str(i / 'glue_bom')!r}, 'train'))",
+        f"from bertlib.finetune import tasks\nresult = len(tasks.load_glue('mrpc', {str(i / 'glue_bom')!r}, 'train'))",
         ok(lambda out, folder: None if out == "16" else f"read {out} examples"))
     api("empty file", "load_squad on an empty file",
-        f"from bertlib import tasks\nresult = tasks.load_squad({str(i / 'empty.txt')!r})", error("JSON"))
-    api("wrong type", "tokenize(None)", "from bertlib.data import default_tokenizer\nresult = default_tokenizer().tokenize(None)",
+        f"from bertlib.finetune import tasks\nresult = tasks.load_squad({str(i / 'empty.txt')!r})", error("JSON"))
+    api("wrong type", "tokenize(None)", "from bertlib.text.data import default_tokenizer\nresult = default_tokenizer().tokenize(None)",
         error("str"))
     api("wrong type", "WordPieceTokenizer with no [UNK]",
-        "from bertlib.tokenizer import WordPieceTokenizer\nresult = WordPieceTokenizer(['a', 'b'])", error("[UNK]"))
+        "from bertlib.text.tokenizer import WordPieceTokenizer\nresult = WordPieceTokenizer(['a', 'b'])", error("[UNK]"))
     api("bad value", "MaskedLMMasker(selection_rate=1.5)",
-        "from bertlib.masking import MaskedLMMasker\nresult = MaskedLMMasker(100, 4, [0], selection_rate=1.5)",
+        "from bertlib.text.masking import MaskedLMMasker\nresult = MaskedLMMasker(100, 4, [0], selection_rate=1.5)",
         error("selection_rate"))
     api("bad value", "compute_metrics for an unknown task",
-        "from bertlib import metrics\nresult = metrics.compute_metrics('sst5', [1], [1])", error("sst5"))
+        "from bertlib.finetune import metrics\nresult = metrics.compute_metrics('sst5', [1], [1])", error("sst5"))
     api("bad value", "accuracy on arrays of different lengths",
-        "from bertlib import metrics\nresult = metrics.accuracy([1, 0], [1])", error("one length"))
-    return c + issue_22_cases(inputs)
+        "from bertlib.finetune import metrics\nresult = metrics.accuracy([1, 0], [1])", error("one length"))
+
 
 
 # ---------------------------------------------------------------------------------------------------- issue 22
-# Issue 22's cases: the grader attacked by a hostile learner (a one-chapter toy course, graded with `bertlib grade`),
+# Issue 22's cases: the grader attacked by a hostile learner (a one-chapter toy course, graded with `coursekit grade`),
 # then the other inputs it names (registry paths and slow mirrors, SQuAD and GLUE input, pretraining folders).
 # `was` is the class each had before the fixes: measured with --repo on a worktree of commit fadff72 where
 # marked "measured", else the issue's own finding.
 
 TOY_CELLS = [
-    ("code", "import numpy as np\nfrom bertlib.checks import check_close, check_function, done", None),
+    ("code", "import numpy as np\nfrom bertlib_course.checks import check_close, check_function, done", None),
     ("code", "### BEGIN SOLUTION\nanswer = 6.0 * 7\n### END SOLUTION", {"exercise": "9.1", "role": "solution"}),
     ("code", "check_close('answer', answer, 42.0)\ndone('9.1')", {"exercise": "9.1", "role": "check"}),
     ("code", "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
@@ -514,7 +546,7 @@ while time.time() < end:
     time.sleep(0.2)
 '''
 PATCH_CHECKS = '''
-import bertlib.course.checks as checks
+import bertlib_course.checks as checks
 try:
     with open(checks.__file__, "a") as file:
         file.write("\\ndef check_close(*args, **kwargs):\\n    pass\\ncheck_function = check_close\\n")
@@ -565,17 +597,31 @@ LEAK_ENVIRONMENT = "import os\nraise RuntimeError(repr(dict(os.environ)))"
 BENCH_SECRET = "bertlib-bench-secret-4b1d"
 
 
-def issue_22_cases(inputs):
-    i = inputs
-    c = []
-
+def issue_22_adder(c):
+    """`add(...)`: appends one of issue 22's cases to the list `c`; `was` is its class before the fixes."""
     def add(category, name, command, expectation, was, timeout=300, snippet=None, setup=None, env=None,
             restore=()):
         c.append({"category": category, "name": name, "command": command, "snippet": snippet, "timeout": timeout,
                   "setup": setup, "loss": None, "was": was, "issue": 22, "env": env or {}, "restore": restore,
                   **expectation})
+    return add
 
-    right, wrong = toy_notebook(), toy_notebook(wrong=True)
+
+def issue_22_cases(inputs):
+    """Issue 22's cases: the grader attacked, then downloads, SQuAD and GLUE input, pretraining folders."""
+    c = []
+    add = issue_22_adder(c)
+    grader_attack_cases(add)
+    grader_input_cases(add)
+    download_cases(add)
+    squad_and_glue_cases(add, inputs)
+    pretraining_folder_cases(add, inputs)
+    return c
+
+
+def grader_attack_cases(add):
+    """A learner's kernel that forges, kills, patches or plants, against the toy course."""
+    wrong = toy_notebook(wrong=True)
     stubs = toy_notebook(attack=FORGE, wrong=True)
     add("grader", "grade: a kernel forges the signed report with the key in the runner's memory",
         grade_command(), ok(scored({"forger": 0})), "escape", setup=toy_class(("forger", stubs)))
@@ -583,8 +629,8 @@ def issue_22_cases(inputs):
         grade_command(), ok(scored({"neighbour": 2, "attacker": 2})), "escape",
         setup=toy_class(("neighbour", toy_notebook(attack="import time\ntime.sleep(20)")),
                         ("attacker", toy_notebook(attack=KILL_NEIGHBOUR))))
-    checks_py = REPO / "bertlib" / "course" / "checks.py"
-    add("grader", "grade: a kernel patches bertlib/course/checks.py",
+    checks_py = REPO / "course" / "bertlib_course" / "checks.py"
+    add("grader", "grade: a kernel patches bertlib_course/checks.py",
         grade_command(), ok(scored({"patcher": 0})), "escape", restore=(checks_py,),
         setup=toy_class(("patcher", toy_notebook(attack=PATCH_CHECKS, wrong=True))))
 
@@ -606,6 +652,12 @@ def issue_22_cases(inputs):
     add("grader", "grade: a kernel patches numpy, builtins and IPython so checks pass",
         grade_command(), ok(scored({"patcher": 0})), "escape",
         setup=toy_class(("patcher", toy_notebook(attack=PATCH_NUMPY, wrong=True))))
+
+
+
+def grader_input_cases(add):
+    """Submissions that flood, leak the environment or are not plain notebooks."""
+    right = toy_notebook()
 
     def bounded(stdout, folder):
         resident = int(stdout.strip().splitlines()[-1].split()[-1]) * 1024
@@ -666,7 +718,10 @@ def issue_22_cases(inputs):
     add("grader", "grade: a FIFO named like a notebook", grade_command(),
         ok(graded_with_message("fifo", ["not a regular file"])), "cryptic error", setup=fifo_setup, timeout=200)
 
-    # Downloads (H4): registry entries confined to the cache, slow mirrors given up ---------------------------------
+
+
+def download_cases(add):
+    """Downloads (H4): registry entries confined to the cache, slow mirrors given up."""
     download = textwrap.dedent("""
         import http.server, io, json, os, pathlib, threading, time, zipfile
         archive = io.BytesIO()
@@ -701,9 +756,9 @@ def issue_22_cases(inputs):
             here = [path for path in pathlib.Path(".").rglob("*") if path.is_file() and path.parts[0] != "cache"
                     and path.name not in ("registry.json",)]
             return [str(path) for path in here] + [str(path) for path in pathlib.Path("/tmp").glob("bertlib-escape-*")]
-        from bertlib import datasets
+        from bertlib.io import downloads
         try:
-            result = str(datasets.fetch("toy"))
+            result = str(downloads.fetch("toy"))
         finally:
             escaped = outside_the_cache()
             import shutil
@@ -726,7 +781,10 @@ def issue_22_cases(inputs):
         error("too slow"), "hang", timeout=200,
         snippet="SLOW = True\nFOLDER = 'glue/TOY'\nMEMBER = 'train.tsv'\n" + download)
 
-    # SQuAD and GLUE input (H3) -----------------------------------------------------------------------------------
+
+
+def squad_and_glue_cases(add, i):
+    """SQuAD and GLUE input (H3)."""
     context = "Denver won the game in Santa Clara \U0001f3c8 and the Broncos took the Super Bowl title."
 
     def squad(path, questions, version_2=False):
@@ -769,7 +827,7 @@ def issue_22_cases(inputs):
         from bertlib import BertBackbone, BertConfig, save_hf_checkpoint
         model = BertBackbone(BertConfig.preset("tiny"))
         model.set_weights([np.full(w.shape, np.nan, w.dtype) for w in model.get_weights()])
-        from bertlib.data import default_tokenizer
+        from bertlib.text.data import default_tokenizer
         save_hf_checkpoint(model, sys.argv[1], vocabulary=default_tokenizer().vocabulary)
     """)
     add("squad", "finetune: squad_v2 with NaN model outputs",
@@ -788,7 +846,10 @@ def issue_22_cases(inputs):
                 (folder / "GL" / "SST-2" / split).write_bytes(rows.encode(encoding)) for split in
                 ("train.tsv", "dev.tsv")])
 
-    # Pretraining (H3): a damaged latest.json, two runs on one folder -------------------------------------------
+
+
+def pretraining_folder_cases(add, i):
+    """Pretraining (H3): a damaged latest.json, two runs on one folder."""
     pretrain = cli("pretrain", "--corpus", f"{i}/corpus.txt", *TINY_PRETRAIN, "--checkpoint-every", "5",
                    "--log-every", "5", "--checkpoint-dir", "CKPT")
     first = " ".join([*pretrain, "--steps", "10", ">/dev/null"])
@@ -804,7 +865,7 @@ def issue_22_cases(inputs):
          + " ".join([*pretrain, "--steps", "10"]) + "; status=$?; kill %1 2>/dev/null; wait; exit $status"],
         error("in use"), "loss", timeout=600)  # measured: accepted (exit 0); the issue: the runs replace each
     # other's checkpoints, which this command does not look at
-    return c
+
 
 
 # --------------------------------------------------------------------------------------------------- running

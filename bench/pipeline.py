@@ -2,9 +2,9 @@
 
 Measures, with the tiny preset's shapes (batch 32, seq 128, 20 predictions):
 1. the vectorized `MaskedLMMasker` against the per-token loop `mask_tokens_loop` (batches per second);
-2. `bertlib.data.pretraining_dataset` with dynamic masking (batches per second, after warm-up);
+2. `bertlib.text.data.pretraining_dataset` with dynamic masking (batches per second, after warm-up);
 3. `BertPretrainer(tiny).fit` on batches already in memory (steps per second, after warm-up);
-4. `bertlib.data.stream_tfrecords` over the same instances written as 8 shards (batches per second), and
+4. `bertlib.text.data.stream_tfrecords` over the same instances written as 8 shards (batches per second), and
    what its resume costs: the time to skip already-trained records (microseconds per record).
 The headline is (2) / (3): the pipeline should outrun training by 10x or more, so the accelerator never waits.
 
@@ -40,10 +40,10 @@ def main():
 
     import tensorflow as tf
 
-    from bertlib import corpora, data
-    from bertlib.config import BertConfig
-    from bertlib.masking import MaskedLMMasker, mask_tokens_loop
     from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
+    from bertlib.model.config import BertConfig
+    from bertlib.text import corpora, data
+    from bertlib.text.masking import MaskedLMMasker, mask_tokens_loop
 
     tokenizer = data.default_tokenizer()
     arrays = data.build_pretraining_arrays(corpora.python_docs(), tokenizer, max_seq_length=SEQ_LENGTH,

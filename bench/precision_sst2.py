@@ -18,8 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib import distribute, finetune, resources  # noqa: E402
-from bertlib.course import paths  # noqa: E402
+from bertlib.finetune import finetuning
+from bertlib.train import distribute
+from bertlib_course import paths  # noqa: E402
 
 
 def main():
@@ -40,7 +41,7 @@ def main():
     for policy in ("float32", "mixed_bfloat16"):
         keras.config.set_dtype_policy(policy)
         started = time.perf_counter()
-        result = finetune.finetune("sst2", glue_dir, resources.minilm_dir(), epochs=1, batch_size=32,
+        result = finetuning.finetune("sst2", glue_dir, paths.minilm_dir(), epochs=1, batch_size=32,
                                    learning_rate=args.learning_rate, max_seq_length=args.max_seq_length,
                                    max_train_examples=args.train_examples, seed=args.seed, pooling="mean",
                                    verbose=0)

@@ -7,7 +7,7 @@ bench/pretrain_curve.png against two baselines that need no model:
 Last line: `mlm_accuracy_over_unigram: X`, the final interval's MLM accuracy divided by the unigram one.
 
 Run: `KERAS_BACKEND=tensorflow python bench/pretrain_curve.py` (extra `--steps`, `--learning-rate`, ...
-override `bertlib.training.pretrain`'s defaults).
+override `bertlib.train.pretraining.pretrain`'s defaults).
 """
 
 import argparse
@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 
 def unigram_accuracy(seq_length=128, max_predictions=20, seed=0, batch_size=32):
     """Accuracy of always answering the most frequent masked target over one epoch of the default data."""
-    from bertlib import corpora, data
-    from bertlib.masking import MaskedLMMasker
+    from bertlib.text import corpora, data
+    from bertlib.text.masking import MaskedLMMasker
 
     tokenizer = data.default_tokenizer()
     arrays = data.build_pretraining_arrays(corpora.python_docs(), tokenizer, max_seq_length=seq_length,
@@ -79,12 +79,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     overrides = {key: value for key, value in vars(args).items() if key != "out" and value is not None}
 
-    from bertlib import training
+    from bertlib.train import pretraining
 
     unigram, token, count = unigram_accuracy()
     print(f"unigram baseline: always {token!r}, right on {unigram:.4f} of {count} masked targets", flush=True)
     started = time.perf_counter()
-    result = training.pretrain(**overrides)
+    result = pretraining.pretrain(**overrides)
     wall = time.perf_counter() - started
     history = result["history"]
     summary = {"settings": {"preset": "tiny", "corpus": "python-docs", **overrides}, "wall_seconds": wall,

@@ -2,7 +2,7 @@
 
 Writes a small synthetic corpus on the spot (sentences of words drawn from the real uncased BERT vocabulary,
 blank lines between documents: the text-file format `bertlib pretrain --corpus` reads), then runs
-`bertlib.training.pretrain(PretrainSettings(...))`, the function the `bertlib pretrain` command calls: the same
+`bertlib.train.pretraining.pretrain(PretrainSettings(...))`, the function the `bertlib pretrain` command calls: the same
 data pipeline (NSP pairs, dynamic masking in tf.data), the same compiled `BertPretrainer` (AdamW of A.2,
 `jit_compile` as the library picks it: XLA on an accelerator, always on JAX) and the same `fit` loop and
 callbacks. Its progress records give each logged interval's wall time; the first interval holds the
@@ -12,7 +12,7 @@ FLOPs of one step (forward + backward) are `bench/step_time.py`'s count of the w
 05's 6N rule applied weight by weight, plus 12 n H per query row and layer for attention; the embedding tables
 are looked up, not multiplied; the last block works only at the rows the heads read), with NSP's share added:
 the [CLS] row of the last block, the pooler and the 2-way classifier. The course's coarser estimate
-(`bertlib.course.compute.training_flops_per_token`: 6 x every parameter + attention) is printed beside it;
+(`bertlib_course.compute.training_flops_per_token`: 6 x every parameter + attention) is printed beside it;
 it counts the embedding tables as if multiplied, so it gives a higher MFU. MFU = achieved FLOP/s / peak:
 
 - on a GPU, the vendor's published dense (no sparsity) BF16 tensor peak, looked up by the name `nvidia-smi`
@@ -169,23 +169,24 @@ def main(argv=None):
                          "pipeline is tf.data on every backend (pip install bertlib[tensorflow]).")
     import keras
 
-    from bertlib import data, training
+    from bertlib.text import data
+    from bertlib.train import pretraining
 
     tokenizer = data.default_tokenizer()
     with tempfile.TemporaryDirectory(prefix="pretrain-mfu-") as folder:
         corpus = write_corpus(Path(folder) / "corpus.txt", tokenizer, 4 * args.batch_size, args.seq_length)
-        run = training.PretrainSettings(
+        run = pretraining.PretrainSettings(
             corpus=(str(corpus),), preset=args.preset, steps=args.steps, batch_size=args.batch_size,
             seq_length=args.seq_length, max_predictions=args.max_predictions, learning_rate=1e-4,
             warmup_steps=args.steps // 10, log_every=args.log_every, checkpoint_every=args.steps,
             precision=args.precision)
         config = run.model_config(tokenizer)
         records = []
-        result = training.pretrain(run, tokenizer=tokenizer, on_progress=records.append)
+        result = pretraining.pretrain(run, tokenizer=tokenizer, on_progress=records.append)
     timed = records[1:]
     step_seconds = statistics.median(record["seconds"] / args.log_every for record in timed)
     flops = step_flops(config, args.batch_size, args.seq_length, args.max_predictions, run.next_sentence)
-    from bertlib.course import compute
+    from bertlib_course import compute
 
     course_flops = (args.batch_size * args.seq_length
                     * compute.training_flops_per_token(config, args.seq_length, config.num_params()))

@@ -60,7 +60,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import step_time as st  # noqa: E402  (sets the CPU threads with bertlib.distribute.configure_cpu first)
+import step_time as st  # noqa: E402  (sets the CPU threads with bertlib.train.distribute.configure_cpu first)
 
 # isort: split
 import keras  # noqa: E402
@@ -269,7 +269,7 @@ def profile(precision, args, logdir):
                 matched=sum(1 for name, _ in self_ps if name in nodes), ops=len(self_ps))
 
 
-def main():
+def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=5, help="steps timed without the profiler, then profiled")
     parser.add_argument("--warmup", type=int, default=3)
@@ -290,6 +290,12 @@ def main():
     if args.smoke:
         args.preset, args.batch, args.seq, args.steps, args.warmup, args.no_peak = "tiny", 4, 32, 2, 2, True
     args.jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
+    return args
+
+
+def configure(args):
+    """Set step_time.py's model size, batch and sequence length from `args`, print the machine and the step;
+    returns the step's FLOPs."""
     overrides, st.BATCH, st.SEQ, st.PREDICTIONS = PRESETS[args.preset]
     st.SIZE.update(overrides)
     st.BATCH, st.SEQ = args.batch or st.BATCH, args.seq or st.SEQ
@@ -303,6 +309,53 @@ def main():
     print(f"model {args.model}; preset {args.preset}: {st.SIZE}, batch {st.BATCH}, seq {st.SEQ}, "
           f"{st.PREDICTIONS} predictions; step {flops / 1e9:.1f} GFLOP; jit_compile {args.jit_compile}; "
           f"{args.steps} steps timed, then {args.steps} profiled, after {args.warmup} warm-up steps")
+    return flops
+
+
+def report(precision, result, args, flops, peak):
+    """Print one precision's profile: self and wall time per category, the checks, the matmuls against the
+    peak; sets `result["non_matmul"]`."""
+    total = sum(result["per_category"].values())
+    wall = result["profiled_total_ms"]
+    print(f"\n== {precision} (resolved jit_compile {result['model'].jit_compile}); load {os.getloadavg()[0]:.1f}")
+    print(f"{'category':18s} {'self ms':>8s} {'share':>6s} {'wall ms':>8s} {'of step':>7s}  largest op types "
+          f"(self ms)")
+    for category in CATEGORIES:
+        ms, shared = result["per_category"][category], result["wall_category"][category]
+        types = sorted(((v, t) for (c, t), v in result["per_type"].items() if c == category), reverse=True)
+        listed = ", ".join(f"{t} {v:.1f}" for v, t in types[:args.top])
+        print(f"{category:18s} {ms:8.1f} {ms / total:6.1%} {shared:8.1f} {shared / wall:7.1%}  {listed}")
+    for (category, name, op_type), ms in sorted(result["per_op"].items(), key=lambda item: -item[1])[:args.list]:
+        print(f"    {ms:7.2f} ms  {category:18s} {name}:{op_type}")
+    idle = wall - result["busy_ms"]
+    print(f"{'no op running':18s} {'':8s} {'':6s} {idle:8.1f} {idle / wall:7.1%}  (Keras/Python around the graph, "
+          f"executor gaps)")
+    matmul, matmul_wall = result["per_category"]["matmul"], result["wall_category"]["matmul"]
+    print(f"{'total':18s} {total:8.1f} {1:6.0%} {wall:8.1f} {1:7.0%}  (self: summed over threads; wall: ops "
+          f"running side by side share the time)")
+    print(f"checks: step wall {result['plain_ms']:.1f} ms without the profiler, {wall:.1f} with it (median "
+          f"{result['profiled_ms']:.1f}): profiler overhead {wall / result['plain_ms'] - 1:.0%}; graph function "
+          f"{result['function_ms']:.1f} ms of it (Keras/Python around it {wall - result['function_ms']:.1f}); "
+          f"some op running {result['busy_ms']:.1f} ms = {result['busy_ms'] / wall:.1%} of the profiled wall; "
+          f"summed self time / profiled wall = {total / wall:.2f} (above 1: ops overlap on the inter-op threads)")
+    print(f"graph: {result['matched']} of {result['ops']} traced op names found in the step's FunctionDef "
+          f"({result['graph_nodes']} nodes; the rest are grappler's rewrites), {result['softmax_grad']} softmax-"
+          f"gradient ops, {result['embedding_addn']} AddN of a densified embedding gradient")
+    result["non_matmul"] = wall - matmul_wall
+    print(f"matmuls hold the cores {matmul_wall:.1f} ms of the profiled step (self {matmul:.1f}); everything else "
+          f"{result['non_matmul']:.1f} ms ({result['non_matmul'] / wall:.0%}); against the unprofiled step: "
+          f"{result['plain_ms'] - matmul_wall:.1f} ms")
+    if peak:
+        print(f"matmul peak {peak:.0f} GFLOP/s: the step's {flops / 1e9:.1f} GFLOP need "
+              f"{flops / peak / 1e6:.1f} ms at the peak (the matmuls ran at {flops / matmul_wall / 1e6:.0f} "
+              f"GFLOP/s); step - that = "
+              f"{result['plain_ms'] - flops / peak / 1e6:.1f} ms (the issue's way of counting); "
+              f"MFU {flops / (result['plain_ms'] / 1000) / 1e9 / peak:.0%}")
+
+
+def main():
+    args = parse_arguments()
+    flops = configure(args)
     results = {}
     for precision in args.precisions:
         peak = None
@@ -312,44 +365,8 @@ def main():
             result = profile(precision, args, logdir)
         result["peak"] = peak
         results[precision] = result
-        short = SHORT.get(precision, precision)
-        total = sum(result["per_category"].values())
-        wall = result["profiled_total_ms"]
-        print(f"\n== {precision} (resolved jit_compile {result['model'].jit_compile}); load {os.getloadavg()[0]:.1f}")
-        print(f"{'category':18s} {'self ms':>8s} {'share':>6s} {'wall ms':>8s} {'of step':>7s}  largest op types "
-              f"(self ms)")
-        for category in CATEGORIES:
-            ms, shared = result["per_category"][category], result["wall_category"][category]
-            types = sorted(((v, t) for (c, t), v in result["per_type"].items() if c == category), reverse=True)
-            listed = ", ".join(f"{t} {v:.1f}" for v, t in types[:args.top])
-            print(f"{category:18s} {ms:8.1f} {ms / total:6.1%} {shared:8.1f} {shared / wall:7.1%}  {listed}")
-        for (category, name, op_type), ms in sorted(result["per_op"].items(), key=lambda item: -item[1])[:args.list]:
-            print(f"    {ms:7.2f} ms  {category:18s} {name}:{op_type}")
-        idle = wall - result["busy_ms"]
-        print(f"{'no op running':18s} {'':8s} {'':6s} {idle:8.1f} {idle / wall:7.1%}  (Keras/Python around the graph, "
-              f"executor gaps)")
-        matmul, matmul_wall = result["per_category"]["matmul"], result["wall_category"]["matmul"]
-        print(f"{'total':18s} {total:8.1f} {1:6.0%} {wall:8.1f} {1:7.0%}  (self: summed over threads; wall: ops "
-              f"running side by side share the time)")
-        print(f"checks: step wall {result['plain_ms']:.1f} ms without the profiler, {wall:.1f} with it (median "
-              f"{result['profiled_ms']:.1f}): profiler overhead {wall / result['plain_ms'] - 1:.0%}; graph function "
-              f"{result['function_ms']:.1f} ms of it (Keras/Python around it {wall - result['function_ms']:.1f}); "
-              f"some op running {result['busy_ms']:.1f} ms = {result['busy_ms'] / wall:.1%} of the profiled wall; "
-              f"summed self time / profiled wall = {total / wall:.2f} (above 1: ops overlap on the inter-op threads)")
-        print(f"graph: {result['matched']} of {result['ops']} traced op names found in the step's FunctionDef "
-              f"({result['graph_nodes']} nodes; the rest are grappler's rewrites), {result['softmax_grad']} softmax-"
-              f"gradient ops, {result['embedding_addn']} AddN of a densified embedding gradient")
-        result["non_matmul"] = wall - matmul_wall
-        print(f"matmuls hold the cores {matmul_wall:.1f} ms of the profiled step (self {matmul:.1f}); everything else "
-              f"{result['non_matmul']:.1f} ms ({result['non_matmul'] / wall:.0%}); against the unprofiled step: "
-              f"{result['plain_ms'] - matmul_wall:.1f} ms")
-        if peak:
-            print(f"matmul peak {peak:.0f} GFLOP/s: the step's {flops / 1e9:.1f} GFLOP need "
-                  f"{flops / peak / 1e6:.1f} ms at the peak (the matmuls ran at {flops / matmul_wall / 1e6:.0f} "
-                  f"GFLOP/s); step - that = "
-                  f"{result['plain_ms'] - flops / peak / 1e6:.1f} ms (the issue's way of counting); "
-                  f"MFU {flops / (result['plain_ms'] / 1000) / 1e9 / peak:.0%}")
-        results[precision]["short"] = short
+        report(precision, result, args, flops, peak)
+        results[precision]["short"] = SHORT.get(precision, precision)
     # Last line, the first precision: the profiled step's wall time minus the time the matmuls hold the cores.
     prefix = "" if args.model == "bertlib" else f"{args.model}_"
     for precision in args.precisions[1:] + args.precisions[:1]:

@@ -15,7 +15,7 @@ up, not multiplied, so they count only where the masked-LM decoder multiplies by
 position, the rest at the 20 predicted rows): the work the loss needs, the same count for both libraries.
 MFU = achieved FLOP/s / the same-precision matmul peak.
 
-The CPU threads are set by `bertlib.distribute.configure_cpu()` before TensorFlow starts, for both libraries.
+The CPU threads are set by `bertlib.train.distribute.configure_cpu()` before TensorFlow starts, for both libraries.
 
     python bench/step_time.py [--rounds 7] [--steps 10] [--precisions float32 mixed_bfloat16]
 
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib import distribute  # noqa: E402
+from bertlib.train import distribute  # noqa: E402
 
 THREADS = distribute.configure_cpu()  # before TensorFlow starts its pools
 

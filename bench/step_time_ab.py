@@ -7,7 +7,7 @@ turn, ABBA (old, new, new, old, ...), one process each:
 - `--bench step`: `bench/step_time.py`'s float32 step (L4/H256, batch 32, seq 128), bertlib's and keras-hub's
   in alternating rounds. Per pair of processes: bertlib's step over keras-hub's in the same process, new over
   old (keras-hub's code is the same in both trees, so the ratio cancels the load of that moment).
-- `--bench loop`: `bertlib.training.pretrain`'s steady-state tokens per second (tiny preset, 200 steps, batch
+- `--bench loop`: `bertlib.train.pretraining.pretrain`'s steady-state tokens per second (tiny preset, 200 steps, batch
   16, seq 128, a checkpoint every 100 steps): what the loop around the step (callbacks, logging, checkpoints)
   costs. Per pair: old tokens/s over new, so above 1 means the new loop is slower too.
 
@@ -31,9 +31,9 @@ from pathlib import Path
 LINE = re.compile(r"^(bertlib|keras_hub) f32\s+median\s+([\d.]+) ms", re.MULTILINE)
 LOOP = """
 import json, tempfile
-from bertlib import training
+from bertlib.train import pretraining
 with tempfile.TemporaryDirectory() as folder:
-    result = training.pretrain(preset="tiny", corpus="python-docs", steps=200, batch_size=16, seq_length=128,
+    result = pretraining.pretrain(preset="tiny", corpus="python-docs", steps=200, batch_size=16, seq_length=128,
                                log_every=25, checkpoint_every=100, checkpoint_dir=folder, warmup_steps=20,
                                verbose=False)
 print(json.dumps({"tokens_per_second": result["tokens_per_second"]}))

@@ -8,7 +8,7 @@ settings measured at the same load.
 
 Settings:
     tensorflow-default  nothing set: TensorFlow sizes its pools itself
-    bertlib             `bertlib.distribute.configure_cpu()`: intra-op and inter-op threads = usable cores,
+    bertlib             `bertlib.train.distribute.configure_cpu()`: intra-op and inter-op threads = usable cores,
                         and (tiny-fit) the dataset options of bertlib's pipelines (`data.input_options()`)
     inter-op-1          intra-op = usable cores, 1 inter-op thread (operations one after another)
     one-core            1 intra-op, 1 inter-op thread: what one core gives
@@ -62,7 +62,7 @@ def scheduler_seconds():
 
 def worker(setting, workload, rounds):
     if setting == "bertlib":
-        from bertlib import distribute
+        from bertlib.train import distribute
 
         distribute.configure_cpu()
     import keras
@@ -91,7 +91,7 @@ def worker(setting, workload, rounds):
     if workload == "tiny-fit":
         dataset = tf.data.Dataset.from_tensors((inputs, labels, weights)).repeat()
         if setting == "bertlib":  # what bertlib's pipelines carry: on CPUs, tf.data's autotuner off
-            from bertlib import data
+            from bertlib.text import data
 
             dataset = dataset.with_options(data.input_options())
         model.fit(dataset, steps_per_epoch=3, epochs=1, verbose=0)  # trace the step outside the rounds
@@ -128,7 +128,7 @@ def main():
         return worker(*args.worker, args.rounds)
 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from bertlib import distribute
+    from bertlib.train import distribute
 
     cores = distribute.usable_cpus()
     print(f"os.cpu_count() {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))}, cgroup quota "

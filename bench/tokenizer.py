@@ -21,9 +21,9 @@ def seconds(function):
 
 
 def main():
-    from bertlib import corpora, resources
-    from bertlib.course import paths
-    from bertlib.tokenizer import WordPieceTokenizer, train_wordpiece_vocab
+    from bertlib.text import corpora
+    from bertlib.text.tokenizer import WordPieceTokenizer, train_wordpiece_vocab
+    from bertlib_course import paths
 
     build_time, documents = seconds(corpora.python_docs)
     sentences = [sentence for document in documents for sentence in document]
@@ -35,7 +35,7 @@ def main():
         texts, name = [line.split("\t")[0] for line in lines if line], "SST-2 train"
     else:
         texts, name = sentences, "python_docs"
-    path = resources.minilm_dir() / "vocab.txt"
+    path = paths.minilm_dir() / "vocab.txt"
 
     tokenizer = WordPieceTokenizer.from_vocab_file(path)
     pure_time, pure = seconds(lambda: [tokenizer.encode(text) for text in texts])

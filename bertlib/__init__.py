@@ -1,15 +1,20 @@
-"""bertlib: a small, readable Keras 3 BERT, grown chapter by chapter in the course notebooks.
+"""bertlib: a small, readable Keras 3 BERT, on TensorFlow, JAX and PyTorch.
 
-Read it in the paper's order: `config` -> `layers` (embeddings, attention, encoder block) -> `model`
-(backbone, masked-LM and next-sentence heads) -> `checkpoint`; then the data side (`tokenizer`, `corpora`,
-`masking`, `nsp`, `data`) and the training side (`training`, `distribute`, `finetune`).
+Its folders are its layers, each importing only from those below it (tests/test_architecture.py):
 
-Names are imported lazily, so `import bertlib.tokenizer` or the `bertlib grade` command do not load Keras.
+- `bertlib.io`: files written atomically, folder locks, the cache folder, datasets by name;
+- `bertlib.model`: config -> layers (embeddings, attention, encoder block) -> backbone (encoder, masked-LM and
+  next-sentence heads, pretrainer) -> checkpoint (Hugging Face weights) and presets (keras-hub's);
+- `bertlib.text`: tokenizer, corpora, next-sentence pairs, masking, tf.data pipelines;
+- `bertlib.train`: settings, placement (`distribute`), callbacks, the pretraining run;
+- `bertlib.finetune`: tasks (GLUE, SQuAD, SWAG) with their heads, metrics, the fine-tuning loop.
+
+Names are imported lazily, so `import bertlib.text.tokenizer` or `bertlib download` do not load Keras.
 
 A `.keras` file saved from bertlib's layers and models loads after `import bertlib` alone: Keras finds custom classes
 in its registry of serializable objects, so bertlib registers its classes when Keras is imported (at once when it
-already is, else right after Keras' own import, by a one-shot import hook; when that import is bertlib.layers'
-own, at the end of bertlib.layers, since bertlib.model needs its layers). That registration is the only thing
+already is, else right after Keras' own import, by a one-shot import hook; when that import is bertlib.model.layers'
+own, at the end of bertlib.model.layers, since the backbone needs its layers). That registration is the only thing
 importing bertlib does beyond defining names; CPU threads, seeds and logging are calls a program makes.
 """
 
@@ -18,55 +23,43 @@ import importlib.abc
 import sys
 import warnings
 
+from bertlib._lazy import attach
+
 __version__ = "0.2.0"
 
 _EXPORTS = {
-    "BertConfig": "bertlib.config",
-    "BertEmbedding": "bertlib.layers",
-    "MultiHeadSelfAttention": "bertlib.layers",
-    "TransformerEncoderBlock": "bertlib.layers",
-    "BertBackbone": "bertlib.model",
-    "BertPretrainer": "bertlib.model",
-    "MaskedLMHead": "bertlib.model",
-    "NextSentenceHead": "bertlib.model",
-    "pretraining_batch": "bertlib.model",
-    "load_hf_checkpoint": "bertlib.checkpoint",
-    "save_hf_checkpoint": "bertlib.checkpoint",
-    "WordPieceTokenizer": "bertlib.tokenizer",
-    "train_wordpiece_vocab": "bertlib.tokenizer",
-    "MaskedLMMasker": "bertlib.masking",
-    "create_nsp_instances": "bertlib.nsp",
-    "pretrain": "bertlib.training",
-    "finetune": "bertlib.finetune",
+    "BertConfig": "bertlib.model.config",
+    "BertEmbedding": "bertlib.model.layers",
+    "MultiHeadSelfAttention": "bertlib.model.layers",
+    "TransformerEncoderBlock": "bertlib.model.layers",
+    "BertBackbone": "bertlib.model.backbone",
+    "BertPretrainer": "bertlib.model.backbone",
+    "MaskedLMHead": "bertlib.model.backbone",
+    "NextSentenceHead": "bertlib.model.backbone",
+    "pretraining_batch": "bertlib.model.backbone",
+    "load_hf_checkpoint": "bertlib.model.checkpoint",
+    "save_hf_checkpoint": "bertlib.model.checkpoint",
+    "WordPieceTokenizer": "bertlib.text.tokenizer",
+    "train_wordpiece_vocab": "bertlib.text.tokenizer",
+    "MaskedLMMasker": "bertlib.text.masking",
+    "create_nsp_instances": "bertlib.text.nsp",
+    "pretrain": "bertlib.train.pretraining",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    try:  # submodules: bertlib.course, bertlib.resources, ...
-        return importlib.import_module(f"bertlib.{name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"bertlib.{name}":
-            raise
-        raise AttributeError(f"module 'bertlib' has no attribute {name!r}") from None
-
-
-def __dir__():
-    return sorted([*globals(), *_EXPORTS])
+# The names above, and the subpackages (bertlib.model, bertlib.text, ...), imported when first asked for.
+__getattr__, __dir__, __all__ = attach(__name__, {name: module.removeprefix("bertlib.")
+                                                  for name, module in _EXPORTS.items()})
 
 
 def register_keras_serializables():
-    """Register every bertlib layer and model with Keras' serialization (imports Keras and `bertlib.model`)."""
-    importlib.import_module("bertlib.model")  # and bertlib.layers: their @register_keras_serializable run
+    """Register every bertlib layer and model with Keras' serialization (imports Keras and the backbone)."""
+    importlib.import_module("bertlib.model.backbone")  # and its layers: their @register_keras_serializable run
 
 
 # The modules `register_keras_serializables` imports. When one of them is itself importing Keras (the first
-# bertlib import of the process was `import bertlib.layers`), it is half-run and bertlib.model could not import
-# its layers yet: the hook leaves it, and bertlib.layers registers everything at its own end.
-_SERIALIZABLE_MODULES = ("bertlib.layers", "bertlib.model")
+# bertlib import of the process was `import bertlib.model.layers`), it is half-run and bertlib.model.backbone could not import
+# its layers yet: the hook leaves it, and bertlib.model.layers registers everything at its own end.
+_SERIALIZABLE_MODULES = ("bertlib.model.layers", "bertlib.model.backbone")
 
 
 class _RegisterAfterKerasImport(importlib.abc.MetaPathFinder):
@@ -102,7 +95,7 @@ class _ThenRegister(importlib.abc.Loader):
         module.__spec__.loader = module.__loader__ = self.loader  # leave no trace on the keras module
         self.loader.exec_module(module)
         if any(name in sys.modules for name in _SERIALIZABLE_MODULES):
-            return  # imported by one of them, which is half-run: bertlib.layers registers at its end
+            return  # imported by one of them, which is half-run: bertlib.model.layers registers at its end
         try:
             register_keras_serializables()
         except Exception as error:  # noqa: BLE001 - Keras itself must still import

@@ -1,7 +1,7 @@
 """The `bertlib` command line: one subcommand per module, imported only when that command runs.
 
 Each module named here defines `add_arguments(parser)` and `run(args) -> int`. Only the chosen command's
-module is imported, so `bertlib grade` and `bertlib exercises` start without loading TensorFlow.
+module is imported, so `bertlib download` starts without loading TensorFlow.
 """
 
 import argparse
@@ -9,13 +9,10 @@ import importlib
 import sys
 
 COMMANDS = {
-    "data": ("bertlib.data", "build pretraining instances (NSP pairs) and write TFRecords"),
-    "pretrain": ("bertlib.training", "pretrain with masked LM (+ NSP) on a corpus or TFRecords"),
-    "finetune": ("bertlib.finetune", "fine-tune on a GLUE task, SQuAD or SWAG"),
-    "download": ("bertlib.datasets", "fetch datasets by name (glue, sst2, squad_v2, ...) into the cache"),
-    "exercises": ("bertlib.course.exercises", "build or check exercises/ from solutions/"),
-    "grade": ("bertlib.course.grading", "grade submitted exercise notebooks into a CSV"),
-    "course-i18n": ("bertlib.course.i18n", "build or check the Chinese edition (*/zh/ from i18n/zh/)"),
+    "data": ("bertlib.text.data", "build pretraining instances (NSP pairs) and write TFRecords"),
+    "pretrain": ("bertlib.train.pretraining", "pretrain with masked LM (+ NSP) on a corpus or TFRecords"),
+    "finetune": ("bertlib.finetune.finetuning", "fine-tune on a GLUE task, SQuAD or SWAG"),
+    "download": ("bertlib.io.downloads", "fetch datasets by name (glue, sst2, squad_v2, ...) into the cache"),
 }
 
 

@@ -11,7 +11,7 @@ import sys
 # bertlib is imported from the working tree for the API reference; importing it needs no data.
 sys.path.insert(0, os.path.abspath(os.environ.get("BERTLIB_REPO_ROOT", "../../..")))
 
-from bertlib.course import BRANCH, REPOSITORY  # noqa: E402
+from bertlib_course import BRANCH, REPOSITORY  # noqa: E402
 
 project = "Learn BERT by building it"
 author = "the bertlib course"

@@ -5,8 +5,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 
-from bertlib import datasets, resources  # noqa: E402
-from bertlib.course import paths  # noqa: E402
+from bertlib.io import downloads
+from bertlib_course import paths  # noqa: E402
 
 # CI's copy of the datasets reaches bertlib the way any data folder does: through BERTLIB_DATA (the Makefile sets
 # the same; a BERTLIB_DATA that is set, even empty as `serve_mirror.py --hide-shared` sets it, is left alone).
@@ -37,12 +37,12 @@ GLUE_TEST_TASKS = ("cola", "sst2", "stsb", "wnli", "qnli")
 
 
 def find_dataset(name):
-    """The dataset's folder through `bertlib.datasets` (BERTLIB_DATA, ../shared/data, the cache). Tests download
+    """The dataset's folder through `bertlib.io.downloads` (BERTLIB_DATA, ../shared/data, the cache). Tests download
     only from a mirror named by BERTLIB_DATA_MIRROR (a local server), never from the internet; without the data
     the test is skipped with the places looked."""
     try:
-        return datasets.find(name, download=bool(os.environ.get("BERTLIB_DATA_MIRROR")))
-    except datasets.DataNotFoundError as error:
+        return downloads.find(name, download=bool(os.environ.get("BERTLIB_DATA_MIRROR")))
+    except downloads.DataNotFoundError as error:
         pytest.skip(f"real data unavailable: {str(error).splitlines()[0]} "
                     f"(set BERTLIB_DATA, or BERTLIB_DATA_MIRROR, see README 'Data')")
 
@@ -65,7 +65,7 @@ def squad_dir():
     """The folder of `dev-v2.0-small.json`, the 14-question SQuAD v2.0 file kept for format tests (not a
     registry dataset: it is searched in the same places, BERTLIB_DATA and ../shared/data, without download)."""
     looked = []
-    for label, root in datasets.places():
+    for label, root in downloads.places():
         if root is not None and (root / "squad" / "dev-v2.0-small.json").is_file():
             return root / "squad"
         looked.append(f"{label}: {root / 'squad' if root else 'not set'}")
@@ -75,6 +75,6 @@ def squad_dir():
 @pytest.fixture(scope="session")
 def minilm_dir():
     try:
-        return resources.minilm_dir()
+        return paths.minilm_dir()
     except FileNotFoundError as error:
         pytest.skip(str(error))

@@ -14,19 +14,32 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "bertlib"
+# The three packages' folders: the library, the course runtime, the course kit.
+SOURCES = {"bertlib": PACKAGE, "bertlib_course": REPO / "course" / "bertlib_course",
+           "coursekit": REPO / "coursekit" / "coursekit"}
+
+
+def _module_files():
+    files = {}
+    for top, folder in SOURCES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = [top, *path.relative_to(folder).with_suffix("").parts]
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return files
+
+
+MODULE_FILES = _module_files()
+PACKAGES = {name for name, path in MODULE_FILES.items() if path.name == "__init__.py"}
 
 
 def module_names():
-    names = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(REPO).with_suffix("").parts
-        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return names
+    return list(MODULE_FILES)
 
 
 def imported_modules(name, known):
-    """Every bertlib module `name` imports, at the top or inside a function (a lazy import is still a dependency)."""
-    path = PACKAGE.parent / (name.replace(".", "/") + ("/__init__.py" if name in PACKAGES else ".py"))
+    """Every module of the three packages `name` imports, at the top or inside a function (a lazy import is still
+    a dependency)."""
+    path = MODULE_FILES[name]
     package = name if name in PACKAGES else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -37,14 +50,11 @@ def imported_modules(name, known):
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
-            for alias in node.names:  # `from bertlib.course import reference` names a module
+            for alias in node.names:  # `from bertlib_course import reference` names a module
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
-    # Importing `bertlib.course.paths` first runs `bertlib/course/__init__.py`: a package is a dependency too.
-    found |= {module.rsplit(".", depth)[0] for module in set(found) for depth in range(1, module.count("."))}
+    # Importing `bertlib_course.paths` first runs `bertlib_course/__init__.py`: a package is a dependency too.
+    found |= {module.rsplit(".", depth)[0] for module in set(found) for depth in range(1, module.count(".") + 1)}
     return {module for module in found if module in known and module != name and not name.startswith(module + ".")}
-
-
-PACKAGES = {".".join(path.relative_to(REPO).parts[:-1]) for path in PACKAGE.rglob("__init__.py")}
 
 
 def find_cycle(graph):
@@ -75,8 +85,8 @@ def test_no_import_cycle_anywhere_in_bertlib():
     graph = {name: imported_modules(name, known) for name in known}
     assert find_cycle(graph) is None, f"import cycle: {' -> '.join(find_cycle(graph))}"
     # The walk sees both kinds of import: the one cycle the course had (issue 23) is found when planted back.
-    planted = {**graph, "bertlib.course.locate": graph["bertlib.course.locate"] | {"bertlib.course.checks"}}
-    assert find_cycle(planted) == ["bertlib.course.checks", "bertlib.course.locate", "bertlib.course.checks"]
+    planted = {**graph, "bertlib_course.locate": graph["bertlib_course.locate"] | {"bertlib_course.checks"}}
+    assert find_cycle(planted) == ["bertlib_course.checks", "bertlib_course.locate", "bertlib_course.checks"]
 
 
 def run_python(script, backend="tensorflow", **environment):
@@ -123,14 +133,14 @@ def test_a_saved_model_loads_after_import_bertlib_alone(tmp_path):
     path = tmp_path / "backbone.keras"
     BertBackbone(BertConfig(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, vocabulary_size=20,
                             max_sequence_length=8)).save(path)
-    for imports in ("import bertlib, keras", "import keras, bertlib", "import bertlib.tokenizer, keras"):
+    for imports in ("import bertlib, keras", "import keras, bertlib", "import bertlib.text.tokenizer, keras"):
         script = f"""
             import json, sys
             {imports}
             model = keras.saving.load_model({str(path)!r})
             print(json.dumps([type(model).__module__, type(model).__name__]))
         """
-        assert run_python(script) == ["bertlib.model", "BertBackbone"], imports
+        assert run_python(script) == ["bertlib.model.backbone", "BertBackbone"], imports
     # Without bertlib, Keras cannot know the class: the registration is what the test above sees.
     script = f"""
         import json, keras
@@ -146,7 +156,7 @@ def test_a_saved_model_loads_after_import_bertlib_alone(tmp_path):
 def test_the_tokenizer_and_the_config_do_not_load_keras():
     script = """
         import json, sys
-        import bertlib, bertlib.tokenizer, bertlib.config, bertlib.datasets, bertlib.resources
+        import bertlib, bertlib.text.tokenizer, bertlib.model.config, bertlib.io.downloads, bertlib.io.files
         from bertlib import BertConfig
         BertConfig.preset("tiny")
         print(json.dumps(sorted(name for name in ("keras", "tensorflow", "jax", "torch") if name in sys.modules)))
@@ -171,7 +181,7 @@ def test_a_core_install_runs_a_real_checkpoint_on_jax(minilm_dir, tmp_path):
     from safetensors.numpy import load_file
 
     from bertlib import BertConfig, WordPieceTokenizer
-    from bertlib.course import reference
+    from bertlib_course import reference
 
     pytest.importorskip("jax")
     script = f"""
@@ -200,7 +210,7 @@ def test_a_core_install_runs_a_real_checkpoint_on_jax(minilm_dir, tmp_path):
                           "class": type(backbone).__module__ + "." + type(backbone).__name__}}))
     """
     assert run_python(script, backend="jax") == {"backend": "jax", "blocked_but_loaded": [],
-                                                 "class": "bertlib.model.BertBackbone"}
+                                                 "class": "bertlib.model.backbone.BertBackbone"}
     saved = np.load(tmp_path / "outputs.npz")
     expected_features = WordPieceTokenizer.bert_uncased().pack_batch(*zip(*PAIRS), sequence_length=32)
     for name, array in expected_features.items():

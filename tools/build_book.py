@@ -85,7 +85,7 @@ def exercise_page(exercise_path, solution_path):
     exercise, solution = read_notebook(exercise_path), read_notebook(solution_path)
     if len(exercise["cells"]) != len(solution["cells"]):
         fail(f"{exercise_path} has {len(exercise['cells'])} cells but {solution_path} has "
-             f"{len(solution['cells'])}; run `bertlib exercises build` to regenerate exercises/")
+             f"{len(solution['cells'])}; run `coursekit exercises build` to regenerate exercises/")
     cells = []
     for stub, answer in zip(exercise["cells"], solution["cells"]):
         cells.append(stub)
@@ -164,7 +164,7 @@ def lay_out_sources(src, mathjax):
         for path in sorted((REPO / "solutions" / edition).glob("[0-9][0-9]_*.ipynb")):
             exercise = REPO / "exercises" / edition / path.name
             if not exercise.is_file():
-                fail(f"{exercise} is missing for {path}; run `bertlib exercises build` (and `bertlib course-i18n "
+                fail(f"{exercise} is missing for {path}; run `coursekit exercises build` (and `coursekit i18n "
                      "build` for the Chinese edition)")
             nb = local_badge(exercise_page(exercise, path), depth)
             other = REPO / "exercises" / ("" if chinese else "zh") / path.name

@@ -7,7 +7,7 @@ The stored notebooks carry the outputs of a full run (`--full`, what a learner g
 runs the whole course this way). Without `--full` the notebook runs in fast mode (BERTLIB_FAST=1, what CI
 runs). Each saved notebook records how its outputs were made in its metadata:
 `"bertlib": {"run": {"mode": "full" | "fast", "date": ..., "seconds": ..., "commit": ..., "code_sha256": ...}}`,
-which tests/test_notebook_evidence.py checks (the fingerprint of the code cells must be today's, so an edited
+which tests/course/test_notebook_evidence.py checks (the fingerprint of the code cells must be today's, so an edited
 cell cannot keep the outputs of the code it replaced). Metadata is otherwise cleaned: no execution timings, no widget state,
 a plain python3 kernelspec. Prints each notebook's wall time and its slowest cells; fails (and saves nothing
 in place) if a cell raises. With --output-dir the executed copy goes there instead, also when a cell failed.
@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from bertlib.course.exercises import code_fingerprint
+from coursekit.exercises import code_fingerprint
 
 KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator", "bertlib"}
 # TensorFlow's C++ start-up lines (absl, oneDNN, CUDA probing) are printed before any setting can hide them.

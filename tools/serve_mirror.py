@@ -3,7 +3,7 @@
     python tools/serve_mirror.py --data ../shared/data                       # serve; prints the two variables
     python tools/serve_mirror.py --data ../shared/data --hide-shared -- make test   # run a command against it
 
-From a folder laid out as `bertlib.datasets` expects (`glue/SST-2/train.tsv`, ...), it rebuilds each download
+From a folder laid out as `bertlib.io.downloads` expects (`glue/SST-2/train.tsv`, ...), it rebuilds each download
 at the path of its canonical URL (`/glue/data/SST-2.zip`, `/SQuAD-explorer/dataset/dev-v1.1.json`), holding
 the files the folder has, and serves them on 127.0.0.1. A rebuilt zip cannot hash like the original, so it
 writes a registry (`registry.json`, passed as BERTLIB_DATA_REGISTRY) with the rebuilt archives' sha256; the
@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bertlib import datasets  # noqa: E402
-from bertlib.course import paths  # noqa: E402
+from bertlib.io import downloads  # noqa: E402
+from bertlib_course import paths  # noqa: E402
 
 
 def build_mirror(data_dir, out_dir, stand_ins=None):
@@ -44,7 +44,7 @@ def build_mirror(data_dir, out_dir, stand_ins=None):
     """
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     stand_ins = {key: Path(path) for key, path in (stand_ins or {}).items()}
-    real = datasets.load_registry()
+    real = downloads.load_registry()
     for name, file in stand_ins:
         if file not in real["datasets"].get(name, {}).get("files", {}):
             raise ValueError(f"--stand-in {name}/{file}: the registry has no file {file!r} in a dataset {name!r}.")
@@ -56,12 +56,12 @@ def build_mirror(data_dir, out_dir, stand_ins=None):
         if not present or spec.get("build"):  # MRPC is built from sources a data folder does not hold
             continue
         for file, path in present.items():
-            expected, actual = spec["files"][file], datasets.sha256(path)
+            expected, actual = spec["files"][file], downloads.sha256(path)
             if (name, file) in stand_ins:
                 continue
             if expected is not None and actual != expected:
                 raise ValueError(f"{path} is not the distributed file: sha256 {actual}, the registry has {expected}.")
-        downloads = []
+        rebuilt = []
         for download in spec["downloads"]:
             target = out_dir / urllib.parse.urlsplit(download["url"]).path.lstrip("/")
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -72,20 +72,20 @@ def build_mirror(data_dir, out_dir, stand_ins=None):
                 with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zipped:
                     for file, member in members.items():
                         zipped.write(present[file], member)
-                downloads.append({**download, "members": members})
+                rebuilt.append({**download, "members": members})
             elif download["file"] in present:
                 shutil.copyfile(present[download["file"]], target)
-                downloads.append(dict(download))
+                rebuilt.append(dict(download))
             else:
                 continue
             stood_in = [file for file in present if (name, file) in stand_ins]
-            downloads[-1].update(sha256=datasets.sha256(target), size=target.stat().st_size,
+            rebuilt[-1].update(sha256=downloads.sha256(target), size=target.stat().st_size,
                                  hash_source=f"rebuilt by tools/serve_mirror.py from {data_dir}"
                                  + (f"; stand-in, not the distributed file: {', '.join(stood_in)}" if stood_in else ""))
-        mirrored[name] = {**spec, "downloads": downloads,
-                          "files": {file: datasets.sha256(path) for file, path in present.items()}}
+        mirrored[name] = {**spec, "downloads": rebuilt,
+                          "files": {file: downloads.sha256(path) for file, path in present.items()}}
     registry = {"about": [f"Downloads rebuilt from {data_dir} by tools/serve_mirror.py; the files inside hash as "
-                          "in bertlib/registry.json."], "groups": {}, "datasets": mirrored}
+                          "in bertlib/io/registry.json."], "groups": {}, "datasets": mirrored}
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
     return registry
@@ -109,7 +109,7 @@ def main(argv=None):
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=paths.REPO_ROOT.parent / "shared" / "data",
-                        help="folder to mirror, laid out as bertlib.datasets expects (default: ../shared/data)")
+                        help="folder to mirror, laid out as bertlib.io.downloads expects (default: ../shared/data)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     parser.add_argument("--stand-in", action="append", default=[], metavar="NAME/FILE=PATH",
                         help="serve PATH as FILE of dataset NAME although it is not the distributed file, e.g. "

@@ -1,6 +1,6 @@
 """Wrong answers to the exercises of solutions/01_problem_setting.ipynb; each must fail its exercise's checks.
 
-`bertlib exercises test` runs them (see bertlib/course/exercises.py). A wrong answer is the whole solution cell,
+`bertlib exercises test` runs them (see coursekit/coursekit/exercises.py). A wrong answer is the whole solution cell,
 or a list of (old, new) replacements applied to the reference solution cell.
 """
 

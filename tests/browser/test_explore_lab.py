@@ -22,11 +22,12 @@ CHROMIUM = Path(os.environ.get("BERTLIB_CHROMIUM", "/usr/bin/chromium"))
 TOKEN = "bertlib-explore-test"
 CELL = """\
 import keras
-from bertlib import BertBackbone, BertConfig, resources
-from bertlib.course import explore
-from bertlib.tokenizer import WordPieceTokenizer
+from bertlib import BertBackbone, BertConfig
+from bertlib_course import paths
+from bertlib_course import explore
+from bertlib.text.tokenizer import WordPieceTokenizer
 
-tokenizer = WordPieceTokenizer.from_vocab_file(resources.minilm_dir() / "vocab.txt")
+tokenizer = WordPieceTokenizer.from_vocab_file(paths.minilm_dir() / "vocab.txt")
 keras.utils.set_random_seed(0)
 backbone = BertBackbone(BertConfig(vocabulary_size=tokenizer.vocabulary_size, num_layers=2, num_heads=4,
                                    hidden_dim=32, intermediate_dim=64, dropout=0.0))

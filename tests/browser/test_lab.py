@@ -157,7 +157,7 @@ def test_exercise_feedback_appears_in_jupyterlab(browser, lab, screenshots):
                            if cell.get("metadata", {}).get("bertlib", {}).get("role") == "check"})
     assert exercise_ids, f"{EXERCISE} has no check cells"
     text = "\n".join(run_all_cells(browser, lab, EXERCISE, screenshots))
-    # bertlib.checks.done() closes each check cell with a line naming the exercise and saying it passed.
+    # bertlib_course.checks.done() closes each check cell with a line naming the exercise and saying it passed.
     missing = [exercise for exercise in exercise_ids
                if not re.search(rf"(✔|✓|pass).*\b{re.escape(exercise)}\b|\b{re.escape(exercise)}\b.*(✔|✓|pass)",
                                 text, re.IGNORECASE)]

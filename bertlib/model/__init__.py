@@ -1,0 +1,20 @@
+"""The model, in the paper's order (§3, Figure 2): `config` (sizes and presets) -> `layers` (embeddings,
+self-attention, the encoder block) -> `backbone` (the encoder, the masked-LM and next-sentence heads, the
+pretrainer) -> `checkpoint` (Hugging Face weights in and out) and `presets` (keras-hub's preset folders)."""
+
+from bertlib._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(__name__, {
+    "BertConfig": "config",
+    "BertEmbedding": "layers",
+    "MultiHeadSelfAttention": "layers",
+    "TransformerEncoderBlock": "layers",
+    "attention_mask_from_padding": "layers",
+    "BertBackbone": "backbone",
+    "BertPretrainer": "backbone",
+    "MaskedLMHead": "backbone",
+    "NextSentenceHead": "backbone",
+    "pretraining_batch": "backbone",
+    "load_hf_checkpoint": "checkpoint",
+    "save_hf_checkpoint": "checkpoint",
+})

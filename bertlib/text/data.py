@@ -1,0 +1,470 @@
+"""Pretraining data: NSP instances as arrays, a tf.data pipeline with dynamic masking, and TFRecords (§3, A.2).
+
+The flow is the one of the original `create_pretraining_data.py`, split so each step can be read alone:
+
+    documents --(bertlib.text.nsp)--> instances --instances_to_arrays--> arrays --pretraining_dataset--> batches
+                                                                          \\--write_tfrecords--> shards
+    shards --read_tfrecords--> arrays (in memory)      shards --stream_tfrecords--> batches (any size)
+    arrays --left_to_right_dataset--> next-token batches (the left-to-right baseline, no masking)
+
+`arrays` is a dict of numpy arrays: (n, seq) int32 `token_ids, segment_ids, padding_mask`, (n,) int32
+`next_sentence_labels` (1 = NotNext, i.e. `is_random_next`) and, for statically masked data, (n, predictions)
+`mask_positions, mask_ids` (int32) and `mask_weights` (float32).
+
+The command `bertlib data` builds the arrays from a corpus and writes them as sharded TFRecords.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from bertlib.io.files import atomic_write, check_output_dir
+
+SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
+MASK_KEYS = ("mask_positions", "mask_ids", "mask_weights")
+
+# Our names -> the feature names of the original create_pretraining_data.py TFRecords.
+TFRECORD_NAMES = {"token_ids": "input_ids", "padding_mask": "input_mask", "segment_ids": "segment_ids",
+                  "mask_positions": "masked_lm_positions", "mask_ids": "masked_lm_ids",
+                  "mask_weights": "masked_lm_weights", "next_sentence_labels": "next_sentence_labels"}
+
+
+def default_tokenizer():
+    """The `WordPieceTokenizer` of the real uncased BERT vocabulary, which ships with bertlib."""
+    from bertlib.text.tokenizer import WordPieceTokenizer
+
+    return WordPieceTokenizer.bert_uncased()
+
+
+def instances_to_arrays(instances, max_seq_length):
+    """Pad NSP instances (dicts from `bertlib.text.nsp.create_nsp_instances`) into fixed-shape numpy arrays.
+
+    Returns (n, max_seq_length) int32 `token_ids`, `segment_ids`, `padding_mask` (1 real, 0 pad; padding
+    id 0 is [PAD]) and (n,) int32 `next_sentence_labels` (1 when `is_random_next`).
+    """
+    if not instances:
+        raise ValueError("instances is empty: there is nothing to pad into arrays.")
+    count = len(instances)
+    arrays = {key: np.zeros((count, max_seq_length), dtype=np.int32) for key in SEQUENCE_KEYS}
+    for row, instance in enumerate(instances):
+        length = len(instance["token_ids"])
+        if length > max_seq_length or len(instance["segment_ids"]) != length:
+            raise ValueError(f"instance {row} has {length} tokens and {len(instance['segment_ids'])} "
+                             f"segment ids; expected equal lengths of at most max_seq_length={max_seq_length}.")
+        arrays["token_ids"][row, :length] = instance["token_ids"]
+        arrays["segment_ids"][row, :length] = instance["segment_ids"]
+        arrays["padding_mask"][row, :length] = 1
+    arrays["next_sentence_labels"] = np.array([int(instance["is_random_next"]) for instance in instances],
+                                              dtype=np.int32)
+    return arrays
+
+
+def build_pretraining_arrays(documents, tokenizer, max_seq_length=128, dupe_factor=1, short_seq_prob=0.1,
+                             seed=0, progress=False):
+    """Documents of sentences -> shuffled NSP arrays, as the original `create_training_instances`.
+
+    Each sentence is tokenized once; instance creation then runs `dupe_factor` times with seeds
+    `seed, seed + 1, ...`, so each copy cuts chunks, picks random B's and truncates differently (and,
+    with static masking, gets a different mask). The instances are shuffled with `seed`.
+
+    Args:
+        documents: list of documents, each a list of sentence strings.
+        tokenizer: `WordPieceTokenizer`.
+        max_seq_length: int, defaults to 128.
+        dupe_factor: int, defaults to 1.
+        short_seq_prob: float, defaults to 0.1.
+        seed: int, defaults to 0.
+        progress: bool, show tqdm progress bars.
+    """
+    from bertlib.text import nsp
+
+    if dupe_factor < 1:
+        raise ValueError(f"dupe_factor={dupe_factor} must be at least 1.")
+    token_documents = nsp.tokenize_documents(documents, tokenizer, progress=progress)
+    instances = []
+    for copy in range(dupe_factor):
+        instances.extend(nsp.create_nsp_instances_from_ids(
+            token_documents, tokenizer.cls_id, tokenizer.sep_id, max_seq_length=max_seq_length,
+            short_seq_prob=short_seq_prob, seed=seed + copy))
+    arrays = instances_to_arrays(instances, max_seq_length)
+    order = np.random.default_rng(seed).permutation(len(instances))
+    return {key: value[order] for key, value in arrays.items()}
+
+
+def input_options():
+    """The `tf.data.Options` of bertlib's training pipelines: on a machine with only CPUs, tf.data's autotuner
+    is off.
+
+    With the autotuner on, a tiny model's `fit` on 2 cores switched between rounds of 150 ms steps on both
+    cores and 255 ms steps on one, whatever the thread settings; with it off, every round ran at 148-163 ms
+    (bench/threads.py, bench/RESULTS.md, issue 17). A parallel map then uses every core and the prefetch
+    buffer keeps its own small adjustment. With a GPU or TPU the autotuner stays on: there the input
+    pipeline, not the host's cores, is what must keep up.
+
+    Example:
+    >>> dataset = dataset.with_options(input_options())
+    """
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    accelerators = tf.config.list_logical_devices("GPU") + tf.config.list_logical_devices("TPU")
+    options.autotune.enabled = bool(accelerators)
+    return options
+
+
+def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
+    """A tf.data pipeline of fixed-shape pretraining batches with dynamic masking (§3.1, A.2).
+
+    Every batch is a dict of int32 (batch_size, seq) `token_ids, segment_ids, padding_mask`, int32
+    (batch_size, max_predictions) `mask_positions, mask_ids`, float32 `mask_weights` and int32 (batch_size,)
+    `next_sentence_labels`; the last incomplete batch of an epoch is dropped so every shape is static (TPUs
+    need that). Map it with `bertlib.model.backbone.pretraining_batch` for `BertPretrainer.fit`.
+
+    The pipeline is a pure function of `seed` and the batch number: epoch `e` is shuffled with seed
+    `(seed, e)` and batch `b` (counted from the start) is masked with seed `(seed, b)`. So each epoch gets
+    a fresh order and a fresh mask, two runs give the same batches, and `dataset.skip(n)` yields exactly the
+    batches n, n+1, ... (resuming training after n steps). `start_batch=n` gives the same batches without
+    computing the n skipped ones (`.skip(n)` masks each of them, about a millisecond per batch).
+
+    Args:
+        arrays: dict of numpy arrays (see the module docstring), e.g. from `build_pretraining_arrays` or
+            `read_tfrecords`. Kept in memory as constants.
+        batch_size: int.
+        masker: `bertlib.text.masking.MaskedLMMasker`, or None to use the static mask stored in `arrays`.
+        seed: non-negative int, defaults to 0.
+        shuffle: bool, defaults to True (reshuffle every epoch).
+        repeat: bool, defaults to True (endless); False gives one epoch.
+        start_batch: int, defaults to 0; the number of the first batch (a cheap `.skip(start_batch)`).
+
+    Example:
+    >>> dataset = pretraining_dataset(arrays, 32, MaskedLMMasker.from_tokenizer(tokenizer), seed=0)
+    >>> pretrainer.fit(dataset.map(pretraining_batch), steps_per_epoch=100, epochs=3)
+    """
+    import tensorflow as tf
+
+    missing = [key for key in SEQUENCE_KEYS + ("next_sentence_labels",) if key not in arrays]
+    if masker is None:
+        missing += [key for key in MASK_KEYS if key not in arrays]
+    if missing:
+        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS + ('next_sentence_labels',)}"
+                         + (" and a static mask (or pass a masker)" if masker is None else "") + ".")
+    if seed < 0 or start_batch < 0:
+        raise ValueError(f"seed={seed} and start_batch={start_batch} must be non-negative ints.")
+    count = len(arrays["token_ids"])
+    steps_per_epoch = count // batch_size
+    if batch_size < 1 or steps_per_epoch == 0:
+        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
+
+    keys = SEQUENCE_KEYS + ("next_sentence_labels",) + (MASK_KEYS if masker is None else ())
+    columns = {key: tf.constant(arrays[key]) for key in keys}
+    seq_length = arrays["token_ids"].shape[1]
+
+    def epoch_batches(epoch):
+        indices = tf.range(count, dtype=tf.int64)
+        if shuffle:
+            indices = tf.random.experimental.stateless_shuffle(indices, seed=tf.stack([tf.constant(seed, tf.int64), epoch]))
+        indices = tf.reshape(indices[:steps_per_epoch * batch_size], (steps_per_epoch, batch_size))
+        return tf.data.Dataset.from_tensor_slices(indices)
+
+    def make_batch(batch_number, indices):
+        features = {key: tf.gather(column, indices) for key, column in columns.items()}
+        if masker is not None:
+            features.update(masker(tf.ensure_shape(features["token_ids"], (batch_size, seq_length)),
+                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number])))
+        return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
+                for key, value in features.items()}
+
+    first_epoch = start_batch // steps_per_epoch
+    epochs = tf.data.Dataset.counter(first_epoch) if repeat else tf.data.Dataset.range(first_epoch, 1)
+    dataset = epochs.flat_map(epoch_batches).enumerate(first_epoch * steps_per_epoch)
+    dataset = dataset.skip(start_batch - first_epoch * steps_per_epoch)  # index slices only: cheap
+    dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
+
+
+def left_to_right_dataset(arrays, batch_size, seed=0):
+    """Batches for a left-to-right language model (`BertPretrainer` with a causal backbone, no NSP): every
+    position predicts the next token, the baseline of the paper's ablation C.1 (chapter 03).
+
+    Each element is `(inputs, targets, weights)` for `train_on_batch(*batch)` or `fit`: `inputs` holds the
+    unmasked `token_ids, segment_ids, padding_mask` and `mask_positions` = 0 .. seq-2 (every position but the
+    last reads out a prediction); `targets["mlm_logits"]` is `token_ids[:, 1:]`, the token after each position;
+    `weights["mlm_logits"]` is `padding_mask[:, 1:]` as float32, so no padding is predicted. The rows are
+    shuffled with `seed` (a new order each pass), repeated without end, and batched with the last incomplete
+    batch dropped.
+
+    Args:
+        arrays: dict of numpy arrays with `token_ids, segment_ids, padding_mask` (n, seq), as for
+            `pretraining_dataset`.
+        batch_size: int, 1 <= batch_size <= n.
+        seed: int, defaults to 0.
+    """
+    import tensorflow as tf
+
+    missing = [key for key in SEQUENCE_KEYS if key not in arrays]
+    if missing:
+        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS}.")
+    count, length = arrays["token_ids"].shape
+    if not 1 <= batch_size <= count:
+        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
+    inputs = {name: arrays[name] for name in SEQUENCE_KEYS}
+    inputs["mask_positions"] = np.tile(np.arange(length - 1, dtype=np.int32), (count, 1))
+    targets = {"mlm_logits": arrays["token_ids"][:, 1:]}
+    weights = {"mlm_logits": arrays["padding_mask"][:, 1:].astype(np.float32)}
+    return (tf.data.Dataset.from_tensor_slices((inputs, targets, weights)).shuffle(count, seed=seed)
+            .repeat().batch(batch_size, drop_remainder=True).with_options(input_options()))
+
+
+def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
+    """Write `arrays` as `num_shards` TFRecord files holding the original create_pretraining_data features.
+
+    Features: `input_ids`, `input_mask`, `segment_ids`, `next_sentence_labels` and, when `arrays` holds a
+    static mask, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`. Example i goes to shard
+    i % num_shards. Each shard is written to a temporary file in `out_dir`, then renamed (atomic).
+    Returns the list of shard paths.
+    """
+    import tensorflow as tf
+
+    count = len(arrays["token_ids"])
+    if not 1 <= num_shards <= count:
+        raise ValueError(f"num_shards={num_shards} must be between 1 and the number of examples ({count}).")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keys = [key for key in TFRECORD_NAMES if key in arrays]
+
+    def feature(key, row):
+        values = np.atleast_1d(arrays[key][row])
+        if key == "mask_weights":
+            return tf.train.Feature(float_list=tf.train.FloatList(value=values.tolist()))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=values.tolist()))
+
+    paths = []
+    for shard in range(num_shards):
+        path = out_dir / f"{prefix}-{shard:05d}-of-{num_shards:05d}.tfrecord"
+
+        def write_shard(temporary, shard=shard):
+            with tf.io.TFRecordWriter(temporary) as writer:
+                for row in range(shard, count, num_shards):
+                    example = tf.train.Example(features=tf.train.Features(
+                        feature={TFRECORD_NAMES[key]: feature(key, row) for key in keys}))
+                    writer.write(example.SerializeToString())
+
+        paths.append(atomic_write(path, write_shard))
+    return paths
+
+
+
+
+def tfrecord_files(path):
+    """The sorted `*.tfrecord` shards at `path` (a file or a folder, local or `gs://`), or a clear error."""
+    import tensorflow as tf
+
+    path = str(path)
+    if tf.io.gfile.isdir(path):
+        files = sorted(tf.io.gfile.glob(path.rstrip("/") + "/*.tfrecord"))
+    else:
+        files = [path] if tf.io.gfile.exists(path) else []
+    if not files:
+        raise FileNotFoundError(f"No .tfrecord files at {path}; expected a file or a folder of shards.")
+    return files
+
+
+def tfrecord_spec(files):
+    """The `tf.io.parse_example` spec of the shards `files` (from `tfrecord_files`), shaped by the first example."""
+    import tensorflow as tf
+
+    first_file = files[0]
+    records = list(tf.data.TFRecordDataset(first_file).take(1))
+    if not records:
+        raise ValueError(f"{first_file} holds no records.")
+    stored = tf.train.Example.FromString(records[0].numpy()).features.feature
+    spec = {}
+    for key, name in TFRECORD_NAMES.items():
+        if name in stored:
+            values = stored[name].float_list.value if key == "mask_weights" else stored[name].int64_list.value
+            shape = () if key == "next_sentence_labels" else (len(values),)
+            spec[name] = tf.io.FixedLenFeature(shape, tf.float32 if key == "mask_weights" else tf.int64)
+    missing = [TFRECORD_NAMES[key] for key in SEQUENCE_KEYS + ("next_sentence_labels",) if TFRECORD_NAMES[key]
+               not in spec]
+    if missing:
+        raise ValueError(f"{first_file} lacks the features {missing} of create_pretraining_data.py TFRecords.")
+    return spec
+
+
+def _parse_records(records, spec):
+    """A batch of serialized examples -> our names, int32 (float32 `mask_weights`)."""
+    import tensorflow as tf
+
+    names = {name: key for key, name in TFRECORD_NAMES.items()}
+    parsed = tf.io.parse_example(records, spec)
+    return {names[name]: tf.cast(value, tf.float32 if name == "masked_lm_weights" else tf.int32)
+            for name, value in parsed.items()}
+
+
+def read_tfrecords(path):
+    """Read TFRecords written by `write_tfrecords` (or the original code) back into `arrays`.
+
+    `path` is one .tfrecord file or a folder (all its `*.tfrecord` files, sorted), local or on any file system
+    TensorFlow reads (`gs://bucket/folder` on a Cloud TPU). Shapes are taken from the first example. Rows come
+    shard by shard, so their order differs from the written arrays when num_shards > 1. Everything is read
+    into host memory (about 1.5 KB per 128-token instance); `stream_tfrecords` reads corpora of any size.
+    """
+    import tensorflow as tf
+
+    files = tfrecord_files(path)
+    spec = tfrecord_spec(files)
+    columns = {}
+    for batch in tf.data.TFRecordDataset(files).batch(4096).map(
+            lambda records: _parse_records(records, spec)):
+        for key, value in batch.items():
+            columns.setdefault(key, []).append(value.numpy())
+    return {key: np.concatenate(values) for key, values in columns.items()}
+
+
+def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_window=10_000, cycle_length=4):
+    """Pretraining batches streamed from TFRecord shards, for corpora larger than host memory.
+
+    It reads like the original run_pretraining.py: every epoch visits the shards in a new order and reads
+    `cycle_length` of them interleaved; then, where the original shuffled in a buffer of 100 records, each
+    window of `shuffle_window` consecutive records is permuted (stateless, so no hidden random state).
+    Batches and their masks are those of `pretraining_dataset` (batch `b` masked with seed `(seed, b)`, fixed
+    shapes, endless). Memory holds one window, not the corpus; the price is a local shuffle instead of
+    `pretraining_dataset`'s full one.
+
+    The stream is a pure function of `seed`, so `start_batch=n` resumes exactly at batch n. It gets there by
+    skipping n batches of raw records before any parsing or masking: about 3 microseconds a record on
+    this project's CPU (`bench/pipeline.py`), so a resume deep into a long run costs minutes, not hours.
+    """
+    import tensorflow as tf
+
+    if seed < 0 or start_batch < 0 or batch_size < 1 or shuffle_window < 1 or cycle_length < 1:
+        raise ValueError(f"seed={seed}, start_batch={start_batch}, batch_size={batch_size}, "
+                         f"shuffle_window={shuffle_window} and cycle_length={cycle_length} must be "
+                         "non-negative (the last three positive).")
+    files = tfrecord_files(path)
+    spec = tfrecord_spec(files)
+    files = tf.constant(files)
+    if masker is None and TFRECORD_NAMES["mask_ids"] not in spec:
+        raise ValueError(f"The TFRecords at {path} hold no static mask; pass a masker.")
+    seq_length = spec[TFRECORD_NAMES["token_ids"]].shape[0]
+
+    def permuted(values, *salt):  # a stateless shuffle: the same for the same seed and salt, in any process
+        key = tf.constant([seed, 0], tf.int64)
+        for value in salt:
+            key = tf.random.experimental.stateless_fold_in(key, value)
+        return tf.gather(values, tf.random.experimental.stateless_shuffle(tf.range(tf.shape(values)[0]), key))
+
+    def epoch_records(epoch):  # every record once, shards in a new order, windows of records permuted
+        records = tf.data.Dataset.from_tensor_slices(permuted(files, epoch)).interleave(
+            tf.data.TFRecordDataset, cycle_length=cycle_length)
+        windows = records.batch(shuffle_window).enumerate()
+        return windows.map(lambda index, window: permuted(window, epoch, index)).unbatch()
+
+    def make_batch(batch_number, records):
+        features = _parse_records(records, spec)
+        if masker is not None:
+            features = {key: value for key, value in features.items() if key not in MASK_KEYS}
+            features.update(masker(tf.ensure_shape(features["token_ids"], (batch_size, seq_length)),
+                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number])))
+        return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
+                for key, value in features.items()}
+
+    dataset = tf.data.Dataset.counter().flat_map(epoch_records).batch(batch_size, drop_remainder=True)
+    dataset = dataset.enumerate().skip(start_batch)  # raw records only: no parsing, no masking
+    dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
+
+
+MAX_MODEL_SEQ_LENGTH = 512  # the presets' learned positions (BertConfig.max_sequence_length)
+
+
+def add_arguments(parser):
+    parser.add_argument("--corpus", nargs="+", default=["python-docs"],
+                        help="'python-docs' (the embedded corpus) or text files: one sentence per line, "
+                             "blank lines between documents")
+    parser.add_argument("--vocab", default=None, help="vocab.txt (default: the real uncased BERT vocabulary)")
+    parser.add_argument("--out", required=True, help="output folder for the TFRecord shards")
+    parser.add_argument("--max-seq-length", type=int, default=128)
+    parser.add_argument("--dupe-factor", type=int, default=1)
+    parser.add_argument("--short-seq-prob", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-shards", type=int, default=1)
+    parser.add_argument("--static-masking", action="store_true",
+                        help="mask once and store masked_lm_* features (default: leave masking to training)")
+    parser.add_argument("--max-predictions", type=int, default=20, help="prediction slots per sequence")
+    parser.add_argument("--overwrite", action="store_true", help="replace the shards already in --out")
+
+
+def check_arguments(args):
+    """Every argument of `bertlib data` checked before the corpus is read: a ValueError naming the problem."""
+    from bertlib.text import corpora
+
+    problems = []
+    if not 5 <= args.max_seq_length <= MAX_MODEL_SEQ_LENGTH:
+        problems.append(f"--max-seq-length {args.max_seq_length}: an NSP pair [CLS] A [SEP] B [SEP] needs at "
+                        f"least 5 tokens, and the model has {MAX_MODEL_SEQ_LENGTH} positions")
+    for name in ("dupe_factor", "num_shards", "max_predictions"):
+        if getattr(args, name) < 1:
+            problems.append(f"--{name.replace('_', '-')} {getattr(args, name)} must be at least 1")
+    if args.static_masking and args.max_predictions > args.max_seq_length - 3:  # the slots are stored then
+        problems.append(f"--max-predictions {args.max_predictions} is more than the {args.max_seq_length - 3} "
+                        f"tokens a sequence of --max-seq-length {args.max_seq_length} holds besides [CLS] and "
+                        "its two [SEP]")
+    if not 0.0 <= args.short_seq_prob <= 1.0:
+        problems.append(f"--short-seq-prob {args.short_seq_prob} must be in [0, 1]")
+    if args.seed < 0:
+        problems.append(f"--seed {args.seed} must be >= 0")
+    if args.vocab is not None and not Path(args.vocab).is_file():
+        problems.append(f"--vocab {args.vocab} is not a file (expected a vocab.txt, one piece per line)")
+    if args.corpus != ["python-docs"]:
+        missing = [path for path in args.corpus if not Path(path).exists()]
+        if missing:
+            problems.append(f"--corpus files not found: {missing} (expected 'python-docs' or text files)")
+        for path in args.corpus:  # a FIFO or a device would be read forever, or block: refused here
+            problem = Path(path).exists() and corpora.not_a_text_file(path, folders=True)
+            if problem:
+                problems.append(f"--corpus {problem}")
+    if problems:
+        raise ValueError("; ".join(problems) + ".")
+    check_output_dir(args.out, "--out", overwrite=args.overwrite, earlier="*.tfrecord")  # --overwrite: shards replaced
+
+
+def run(args):
+    try:
+        return _run(args)
+    except (ValueError, OSError) as error:  # a bad corpus, vocabulary or folder: say which, no traceback
+        print(f"bertlib data: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
+    from bertlib.text import corpora
+    from bertlib.text.masking import MaskedLMMasker
+    from bertlib.text.tokenizer import WordPieceTokenizer
+
+    check_arguments(args)
+    documents = corpora.python_docs() if args.corpus == ["python-docs"] else corpora.text_files(args.corpus)
+    if not documents:
+        raise ValueError(f"--corpus {args.corpus} holds no text (empty files or only blank lines).")
+    tokenizer = (WordPieceTokenizer.from_vocab_file(args.vocab) if args.vocab else default_tokenizer())
+    arrays = build_pretraining_arrays(documents, tokenizer, max_seq_length=args.max_seq_length,
+                                      dupe_factor=args.dupe_factor, short_seq_prob=args.short_seq_prob,
+                                      seed=args.seed, progress=True)
+    if args.static_masking:
+        masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=args.max_predictions, seed=args.seed)
+        masked = masker(arrays["token_ids"])
+        arrays.update(masked)
+    if args.num_shards > len(arrays["token_ids"]):
+        raise ValueError(f"--num-shards {args.num_shards} exceeds the {len(arrays['token_ids'])} instances built.")
+    for old in Path(args.out).glob("*.tfrecord"):  # --overwrite: never mix two runs' shards
+        old.unlink()
+    paths = write_tfrecords(arrays, args.out, num_shards=args.num_shards)
+    summary = {"instances": len(arrays["token_ids"]), "documents": len(documents),
+               "tokens": int(arrays["padding_mask"].sum()),
+               "random_next_fraction": round(float(arrays["next_sentence_labels"].mean()), 4),
+               "max_seq_length": args.max_seq_length, "static_masking": args.static_masking,
+               "shards": [str(path) for path in paths]}
+    print(json.dumps(summary), file=sys.stdout)
+    return 0

@@ -1,0 +1,600 @@
+"""Where pretraining runs: one CPU, several GPUs, several machines or a TPU (appendix A.2: "4 Cloud TPUs in
+Pod configuration (16 TPU chips total)" for BERT_BASE, 16 Pods for BERT_LARGE).
+
+`get_strategy(kind)` returns a `tf.distribute.Strategy` for the TensorFlow backend. Every replica holds a
+copy of the weights and gets `global_batch / replicas` examples of each batch; gradients are averaged over
+replicas, so the step is the same as one device running the whole global batch (up to float rounding and
+the per-replica mean of the masked-LM loss, see `tests/library/test_distribute.py`).
+
+On the JAX backend the same data parallelism is `keras.distribution.DataParallel`; `data_parallel()`
+returns it. On PyTorch, bertlib runs on one device.
+
+`distributed(kind)` is the one way to say where models live, on every backend: a context manager that opens
+the strategy's scope (TensorFlow) or sets `DataParallel` (JAX), and says how many replicas there are.
+
+Example:
+>>> with distributed("auto") as placement:   # TPU if present, else all GPUs, else the CPU
+...     model = build_model()
+>>> per_replica_batch_size(256, placement)    # 32 on 8 TPU cores
+"""
+
+import json
+import os
+import time
+from pathlib import Path
+
+STRATEGY_KINDS = ("auto", "tpu", "gpus", "multiworker", "mirrored-cpu", "cpu")
+
+
+def get_strategy(kind="auto", tpu=None):
+    """A `tf.distribute.Strategy` for `kind`.
+
+    Args:
+        kind: str, defaults to "auto". One of
+            "tpu": a TPU found with `TPUClusterResolver`: `tpu=None` or "" finds a Colab TPU (from the
+                environment variables `COLAB_TPU_ADDR` or `TPU_NAME`), "local" is the TPU of a Cloud TPU VM,
+                any other string is the name (or grpc:// address) of a TPU or TPU Pod slice;
+            "gpus": `MirroredStrategy` over every local GPU;
+            "multiworker": `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
+            "mirrored-cpu": `MirroredStrategy` over the logical CPUs (split first with
+                `split_cpu(n)`, before TensorFlow starts), for tests of the multi-replica path;
+            "cpu": one device, TensorFlow's default strategy (no replicas, no wrapping);
+            "auto": the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
+        tpu: str or None, the TPU to use for "tpu" (and for "auto", where a value forces the TPU).
+
+    Returns:
+        the strategy; `strategy.num_replicas_in_sync` is the number of replicas.
+    """
+    if kind not in STRATEGY_KINDS:
+        raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    configure_cpu()
+    import tensorflow as tf
+
+    if kind == "auto":
+        kind = _detect_kind(tpu)
+        if kind == "one-gpu":
+            return tf.distribute.get_strategy()
+    if kind == "tpu":
+        return _tpu_strategy(tpu)
+    if kind == "gpus":
+        gpus = tf.config.list_logical_devices("GPU")
+        if not gpus:
+            raise RuntimeError("strategy 'gpus' needs at least one GPU, but TensorFlow sees none "
+                               "(tf.config.list_logical_devices('GPU') is empty). Use 'cpu' or 'auto'.")
+        return tf.distribute.MirroredStrategy([gpu.name for gpu in gpus])
+    if kind == "multiworker":
+        _check_tf_config()
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    if kind == "mirrored-cpu":
+        cpus = tf.config.list_logical_devices("CPU")
+        if len(cpus) < 2:
+            raise RuntimeError(
+                f"strategy 'mirrored-cpu' needs at least 2 logical CPU devices, TensorFlow has {len(cpus)}. "
+                "Call bertlib.train.distribute.split_cpu(2) before TensorFlow runs anything (in a fresh process).")
+        return tf.distribute.MirroredStrategy([cpu.name for cpu in cpus])
+    # One device needs no distribution at all: the default strategy feeds `fit` a plain tf.data iterator.
+    # (OneDeviceStrategy wraps it in a prefetch-to-device iterator whose teardown at the end of an epoch
+    # crashed the process now and then on TensorFlow 2.21 CPU: a segfault or a hang in `fit`.)
+    return tf.distribute.get_strategy()
+
+
+class Placement:
+    """Where models live: what `distributed()` returns. A context manager that can be entered again and again.
+
+    Attributes:
+        name: str, "tpu", "mirrored", "multiworker" or "one-device" (TensorFlow), "jax-data-parallel" or
+            "one-device" (JAX), "torch" (PyTorch).
+        num_replicas: int, copies of the model that each take a share of every batch.
+        backend: str, the Keras backend.
+        devices: tuple of str, the kind of each device used ("CPU", "GPU", "TPU").
+        strategy: the `tf.distribute.Strategy` on TensorFlow, else None.
+        distribution: the `keras.distribution.DataParallel` on JAX with several devices, else None.
+    """
+
+    def __init__(self, name, num_replicas, backend, devices, strategy=None, distribution=None):
+        self.name, self.num_replicas, self.backend = name, num_replicas, backend
+        self.devices, self.strategy, self.distribution = tuple(devices), strategy, distribution
+        self._entered = []  # what each open `with` must undo, innermost last
+
+    @property
+    def num_replicas_in_sync(self):  # the tf.distribute spelling, so a Placement goes where a strategy went
+        return self.num_replicas
+
+    def __enter__(self):
+        if self.strategy is not None:
+            scope = self.strategy.scope()
+            scope.__enter__()
+            self._entered.append(scope)
+        elif self.distribution is not None:
+            import keras
+
+            self._entered.append(keras.distribution.distribution())
+            keras.distribution.set_distribution(self.distribution)
+        else:
+            self._entered.append(None)
+        return self
+
+    def __exit__(self, *exc_info):
+        undo = self._entered.pop()
+        if self.strategy is not None:
+            return undo.__exit__(*exc_info)
+        if self.distribution is not None:
+            import keras
+
+            keras.distribution.set_distribution(undo)
+        return False
+
+    def __repr__(self):
+        return f"Placement({self.name!r}, {self.num_replicas} replica(s), {self.backend}, devices={self.devices})"
+
+
+def distributed(kind="auto", tpu=None):
+    """Where models live, the same call on every backend: `with distributed() as placement:`.
+
+    Build (and on JAX also train) models inside the `with`; every replica holds a copy of the weights and
+    takes `global_batch / placement.num_replicas` examples of each batch.
+
+    - TensorFlow: `get_strategy(kind, tpu)` and its `scope()`; `placement.strategy` is the strategy.
+      `kind` "auto" finds a TPU (Colab's old TPU nodes, a Cloud TPU VM with `tensorflow-tpu`), else all GPUs,
+      else the CPU.
+    - JAX: `keras.distribution.DataParallel` over the devices of `kind` when there are two or more (a Colab
+      TPU v2-8 has 8; `XLA_FLAGS=--xla_force_host_platform_device_count=8` simulates 8 on a CPU), set on
+      entry and the previous distribution restored on exit; one device needs none. Kinds: "auto" (the
+      accelerators JAX sees, else the CPU), "tpu", "gpus", "mirrored-cpu" (every CPU device), "cpu" (one
+      device). JAX finds its TPU itself, so `tpu` may only be None or "local".
+    - PyTorch: one replica on the device Keras picked (a GPU when torch sees one); nothing to open. Kinds
+      "auto" and "cpu" only.
+
+    The returned `Placement` may be entered again (`with placement:` in later cells) and nested.
+
+    Args:
+        kind: str, defaults to "auto"; one of `STRATEGY_KINDS` (see `get_strategy`).
+        tpu: str or None, the TPU for kind "tpu" on TensorFlow (see `get_strategy`).
+
+    Returns:
+        a `Placement`: `.name`, `.num_replicas`, `.backend`, `.devices`, and `.strategy` (TensorFlow) or
+        `.distribution` (JAX).
+    """
+    if kind not in STRATEGY_KINDS:
+        raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        return _tensorflow_placement(get_strategy(kind, tpu))
+    if backend == "jax":
+        return _jax_placement(kind, tpu)
+    if backend == "torch":
+        return _torch_placement(kind)
+    raise RuntimeError(f"bertlib runs on the tensorflow, jax and torch backends, not {backend!r} "
+                       "(set KERAS_BACKEND before Keras is imported).")
+
+
+def placement_of(strategy, tpu=None):
+    """The `Placement` for what a caller passed as `strategy`: a kind of `STRATEGY_KINDS` (`distributed(kind,
+    tpu)`), a `Placement` (returned as it is) or a ready `tf.distribute.Strategy` (its placement)."""
+    if isinstance(strategy, str):
+        return distributed(strategy, tpu=tpu)
+    if isinstance(strategy, Placement):
+        return strategy
+    if hasattr(strategy, "scope") and hasattr(strategy, "num_replicas_in_sync"):
+        return _tensorflow_placement(strategy)
+    raise ValueError(f"strategy must be one of {list(STRATEGY_KINDS)}, a bertlib.train.distribute.Placement or a "
+                     f"tf.distribute.Strategy, got {strategy!r}.")
+
+
+def _tensorflow_placement(strategy):
+    import tensorflow as tf
+
+    if is_tpu(strategy):
+        name = "tpu"
+    elif isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        name = "multiworker"
+    elif isinstance(strategy, tf.distribute.MirroredStrategy):
+        name = "mirrored"
+    else:
+        name = "one-device"
+    if name == "tpu":
+        kinds = ["TPU"] * strategy.num_replicas_in_sync
+    elif name == "one-device":  # the default strategy: the first device TensorFlow would use
+        kinds = [(tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices())[0].device_type]
+    else:
+        kinds = [device.split(":")[-2].upper() for device in strategy.extended.worker_devices]  # "/...GPU:0"
+    return Placement(name, strategy.num_replicas_in_sync, "tensorflow", kinds, strategy=strategy)
+
+
+def _jax_placement(kind, tpu):
+    import jax
+    import keras
+
+    if tpu not in (None, "", "local"):
+        raise RuntimeError(f"On the JAX backend the TPU is the one JAX sees (jax.devices()); tpu={tpu!r} cannot "
+                           "name another. Use TensorFlow's TPUStrategy for a remote TPU, or run on the TPU VM.")
+    if kind == "multiworker":
+        raise RuntimeError("strategy 'multiworker' is TensorFlow's (TF_CONFIG). On JAX, start every host with "
+                           "keras.distribution.initialize() and use kind 'auto'.")
+    platform = {"tpu": "tpu", "gpus": "gpu", "mirrored-cpu": "cpu", "cpu": "cpu"}.get(kind)  # "auto": None
+    seen = sorted({device.platform for device in jax.devices()})
+    if platform in ("tpu", "gpu") and platform not in seen:
+        raise RuntimeError(f"strategy {kind!r} needs a {platform.upper()}, but JAX sees only {seen} devices "
+                           "(jax.devices()). Use 'cpu' or 'auto'.")
+    devices = keras.distribution.list_devices(platform)
+    if kind == "cpu":
+        devices = devices[:1]
+    if kind == "mirrored-cpu" and len(devices) < 2:
+        raise RuntimeError("strategy 'mirrored-cpu' needs at least 2 CPU devices, JAX has 1. Start Python with "
+                           "XLA_FLAGS=--xla_force_host_platform_device_count=2 (or more) in the environment.")
+    kinds = [device.split(":")[0].upper() for device in devices]
+    if len(devices) < 2:
+        return Placement("one-device", 1, "jax", kinds)
+    distribution = keras.distribution.DataParallel(devices=devices)
+    return Placement("jax-data-parallel", len(devices), "jax", kinds, distribution=distribution)
+
+
+def _torch_placement(kind):
+    if kind not in ("auto", "cpu"):
+        raise RuntimeError(f"strategy {kind!r} is not available on the PyTorch backend: bertlib trains on one "
+                           "device there (Keras 3 has no multi-device distribution for torch). Use 'auto' or "
+                           "'cpu', or the tensorflow or jax backend for several devices.")
+    import torch
+
+    device = "GPU" if kind == "auto" and torch.cuda.is_available() else "CPU"
+    return Placement("torch", 1, "torch", [device])
+
+
+def _detect_kind(tpu):
+    import tensorflow as tf
+
+    if tpu or os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME"):
+        return "tpu"
+    if tf.config.list_physical_devices("TPU"):  # a Cloud TPU VM: the TPU is a local device
+        return "tpu"
+    gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) > 1:
+        return "gpus"
+    if len(gpus) == 1:
+        return "one-gpu"
+    if os.environ.get("TF_CONFIG"):
+        return "multiworker"
+    return "cpu"
+
+
+def tpu_address(tpu=None):
+    """What to give `TPUClusterResolver`: "local" on a TPU VM, a name or grpc:// address, or None (Colab).
+
+    With `tpu` None or "", the Colab runtime's `COLAB_TPU_ADDR` (host:port) becomes `grpc://host:port`,
+    else `TPU_NAME` is used; without either, a clear error says how to name the TPU.
+    """
+    if tpu:
+        return tpu
+    if os.environ.get("COLAB_TPU_ADDR"):
+        return "grpc://" + os.environ["COLAB_TPU_ADDR"]
+    if os.environ.get("TPU_NAME"):
+        return os.environ["TPU_NAME"]
+    raise RuntimeError(
+        "No TPU given and none found: COLAB_TPU_ADDR and TPU_NAME are unset. On Colab choose a TPU runtime; "
+        "on a Cloud TPU VM pass tpu='local' (--tpu local); for a TPU or Pod slice pass its name.")
+
+
+def _tpu_strategy(tpu):
+    import tensorflow as tf
+
+    address = tpu_address(tpu)
+    try:
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=address)
+    except ValueError as error:
+        raise RuntimeError(f"Could not find the TPU {address!r}: {error}") from error
+    if address != "local":  # a TPU VM runs the TPU in-process; a remote TPU needs a connection first
+        tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def _check_tf_config():
+    text = os.environ.get("TF_CONFIG")
+    if not text:
+        raise RuntimeError("strategy 'multiworker' needs the TF_CONFIG environment variable "
+                           '(e.g. {"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+                           '"task": {"type": "worker", "index": 0}}) on every machine.')
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RuntimeError(f"TF_CONFIG is not valid JSON ({error}): {text!r}") from error
+    if "cluster" not in config or "task" not in config:
+        raise RuntimeError(f"TF_CONFIG must have 'cluster' and 'task' keys, got {sorted(config)}.")
+
+
+def split_cpu(num_devices):
+    """Split the CPU into `num_devices` logical devices, so that `mirrored-cpu` has replicas to mirror.
+
+    Must run before TensorFlow initializes its devices (in a fresh process, before any tensor is made).
+    """
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_devices)])
+
+
+def num_replicas(strategy):
+    """Replicas of a `Placement`, a `tf.distribute.Strategy`, a `keras.distribution` (devices), or an int."""
+    if isinstance(strategy, int):
+        return strategy
+    if isinstance(strategy, Placement):
+        return strategy.num_replicas
+    if hasattr(strategy, "num_replicas_in_sync"):
+        return strategy.num_replicas_in_sync
+    return len(strategy.device_mesh.devices.flatten())
+
+
+def per_replica_batch_size(global_batch, strategy):
+    """Examples each replica sees per step: `global_batch / replicas`, which must divide exactly.
+
+    The paper's batch is global (256 sequences per step over all chips, A.2), so a run keeps the same step
+    when it moves to more chips; each replica's share must be a whole number.
+    """
+    replicas = num_replicas(strategy)
+    if global_batch % replicas:
+        raise ValueError(
+            f"The global batch size {global_batch} does not split over {replicas} replicas "
+            f"({global_batch} / {replicas} is not a whole number). Use a multiple of {replicas}, "
+            f"e.g. {max(replicas, global_batch // replicas * replicas)}.")
+    return global_batch // replicas
+
+
+def strategy_name(strategy):
+    """The strategy's class name, or "default (one device)" for TensorFlow's default strategy."""
+    name = type(strategy).__name__
+    return "default (one device)" if name.startswith("_Default") else name
+
+
+def is_tpu(strategy):
+    """Whether a `tf.distribute.Strategy` is a TPUStrategy, or a `Placement` runs on TPUs (any backend)."""
+    if isinstance(strategy, Placement):
+        return "TPU" in strategy.devices
+    return type(strategy).__name__.startswith("TPUStrategy")
+
+
+def check_static_shapes(dataset):
+    """Raise when a dataset element has an unknown dimension: TPUs compile one program for fixed shapes.
+
+    `bertlib.text.data.pretraining_dataset` batches with drop_remainder, so its shapes are fully known.
+    """
+    import tensorflow as tf
+
+    for path, spec in _flatten_specs(dataset.element_spec):
+        if isinstance(spec, tf.TensorSpec) and not spec.shape.is_fully_defined():
+            raise ValueError(
+                f"Dataset element {path!r} has shape {spec.shape}; a TPU needs fixed shapes. Batch with "
+                "drop_remainder=True and pad every sequence to the same length.")
+
+
+def _flatten_specs(spec, path=""):
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            yield from _flatten_specs(value, f"{path}/{key}" if path else key)
+    elif isinstance(spec, (tuple, list)):
+        for index, value in enumerate(spec):
+            yield from _flatten_specs(value, f"{path}/{index}" if path else str(index))
+    elif spec is not None:
+        yield path, spec
+
+
+def data_parallel():
+    """`keras.distribution.DataParallel` over every JAX device, or None when there is only one."""
+    import keras
+
+    devices = keras.distribution.list_devices()
+    if len(devices) < 2:
+        return None
+    return keras.distribution.DataParallel(devices=devices)
+
+
+# ---------------------------------------------------------------------------------------------- CPU set-up
+
+# /proc/cpuinfo names of native bfloat16 units: Intel AMX tiles, AVX-512 BF16 (Intel, AMD Zen 4 and later),
+# and the Arm BF16 extension (Graviton 3, Neoverse V1 and later)
+BFLOAT16_CPU_FLAGS = ("amx_bf16", "avx512_bf16", "bf16")
+
+
+def cpu_flags(cpuinfo="/proc/cpuinfo"):
+    """The CPU's feature flags as a set (`flags` on x86, `Features` on Arm); empty where unreadable."""
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() in ("flags", "Features"):
+            return set(value.split())
+    return set()
+
+
+def bfloat16_matmul_speedup(size=1024, rounds=5):
+    """How much faster a (size x size) matmul runs in bfloat16 than in float32 here: a start-up probe.
+
+    Rounds alternate the two precisions and each keeps its fastest, so a busy moment on a shared machine
+    hits both alike. About 0.1-0.3 s on a 2-core CPU.
+    """
+    import keras
+    from keras import ops
+
+    timings = {"float32": [], "bfloat16": []}
+    operands = {dtype: ops.cast(keras.random.normal((size, size), seed=0), dtype) for dtype in timings}
+    for _ in range(rounds + 1):  # the first round warms up
+        for dtype, matrix in operands.items():
+            started = time.perf_counter()
+            ops.convert_to_numpy(ops.matmul(matrix, matrix))
+            timings[dtype].append(time.perf_counter() - started)
+    return min(timings["float32"][1:]) / min(timings["bfloat16"][1:])
+
+
+def cgroup_cpu_limit(proc_cgroup="/proc/self/cgroup", root="/sys/fs/cgroup"):
+    """The CPU quota of this process's cgroup in cores (e.g. 1.5), or None when there is none.
+
+    Reads cgroup v2 `cpu.max` ("150000 100000" is 1.5 cores, "max 100000" is no limit) or v1
+    `cpu.cfs_quota_us` / `cpu.cfs_period_us` (quota -1 is no limit), in the process's own cgroup and in
+    every cgroup above it, and returns the smallest limit found. A container (Docker's `--cpus`, Kubernetes'
+    CPU limit) sets this while every core of the host stays visible to `os.cpu_count()`.
+    """
+    try:
+        lines = Path(proc_cgroup).read_text().splitlines()
+    except OSError:
+        return None
+    limits = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # v2: one unified hierarchy
+            mounts = [Path(root)]
+            read = _read_cpu_max
+        elif "cpu" in controllers.split(","):
+            mounts = [Path(root) / name for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")]
+            read = _read_cfs_quota
+        else:
+            continue
+        for mount in mounts:
+            folder = mount / path.lstrip("/")
+            # a container sees its own cgroup as the mount's root, so look there too
+            for candidate in [folder, *folder.parents, mount]:
+                if candidate == mount.parent:
+                    break
+                limit = read(candidate)
+                if limit is not None:
+                    limits.append(limit)
+    return min(limits) if limits else None
+
+
+def _read_cpu_max(folder):
+    try:
+        quota, period = (folder / "cpu.max").read_text().split()
+    except (OSError, ValueError):
+        return None
+    return None if quota == "max" else int(quota) / int(period)
+
+
+def _read_cfs_quota(folder):
+    try:
+        quota = int((folder / "cpu.cfs_quota_us").read_text())
+        period = int((folder / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return None if quota <= 0 else quota / period
+
+
+def usable_cpus():
+    """How many cores this process may really use: the CPUs of its affinity mask (`taskset`, a batch
+    scheduler's cpuset), capped by the cgroup quota (`cgroup_cpu_limit`), at least 1.
+
+    `os.cpu_count()` counts the host's cores, which is too many inside a container or under `taskset`.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    limit = cgroup_cpu_limit()
+    if limit is not None:
+        cores = min(cores, int(limit))  # a thread beyond the quota only gets the process throttled
+    return max(1, cores)
+
+
+_CONFIGURED = {}
+
+
+def configure_cpu(threads=None):
+    """Size TensorFlow's CPU thread pools to the cores this process may use (`usable_cpus`).
+
+    One pool of `threads` threads splits each operation (a matmul, a softmax) across the cores
+    (TF_NUM_INTRAOP_THREADS, and OMP_NUM_THREADS for libraries built with OpenMP), and `threads` threads run
+    independent operations side by side (TF_NUM_INTEROP_THREADS): a small model's operations are often too
+    small to split, and running them side by side is another way to use the cores. TensorFlow's own default
+    counts the affinity mask but not a cgroup quota (`bench/threads.py` compares the settings; see
+    bench/RESULTS.md). A value already set in the environment wins.
+
+    OpenMP threads (PyTorch's CPU kernels) also wait passively (OMP_WAIT_POLICY=PASSIVE): spinning, their default,
+    made a tiny model's PyTorch step 20-50x slower on a 2-core machine shared with other processes (2.8 s against
+    60-70 ms, bench/RESULTS.md). That setting must be in place before PyTorch is imported.
+
+    Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
+    course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so. The other
+    half of keeping every core busy is in the input pipeline: `bertlib.text.data.input_options`.
+
+    Args:
+        threads: int or None, defaults to `usable_cpus()`.
+
+    Returns:
+        dict: the "intra_op" and "inter_op" thread counts in force and whether they were "applied" now.
+    """
+    import sys
+
+    if "applied" in _CONFIGURED and threads in (None, _CONFIGURED["intra_op"]):
+        return dict(_CONFIGURED)
+    threads = threads or usable_cpus()
+    wanted = {"TF_NUM_INTRAOP_THREADS": threads, "OMP_NUM_THREADS": threads, "TF_NUM_INTEROP_THREADS": threads,
+              "OMP_WAIT_POLICY": "PASSIVE"}
+    for name, value in wanted.items():
+        os.environ.setdefault(name, str(value))
+    intra, inter = int(os.environ["TF_NUM_INTRAOP_THREADS"]), int(os.environ["TF_NUM_INTEROP_THREADS"])
+    applied = True
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(intra)
+            tf.config.threading.set_inter_op_parallelism_threads(inter)
+        except RuntimeError:  # TensorFlow has already started its pools
+            applied = (tf.config.threading.get_intra_op_parallelism_threads() == intra
+                       and tf.config.threading.get_inter_op_parallelism_threads() == inter)
+            if not applied:
+                print(f"bertlib: TensorFlow started before configure_cpu(); it keeps its own thread pools "
+                      f"instead of {intra} x {inter}. Call bertlib.train.distribute.configure_cpu() first "
+                      "(in a fresh process or notebook kernel).", file=sys.stderr)
+    _CONFIGURED.update(intra_op=intra, inter_op=inter, applied=applied)  # so the warning comes once
+    return dict(_CONFIGURED)
+
+
+def configure_compile_cache(directory=None, max_bytes=2 << 30):
+    """On JAX, keep compiled programs on disk, so that a program is compiled once, not at every run.
+
+    JAX compiles a training step for each model and each batch shape it meets, and on a CPU that takes seconds
+    for even a tiny BERT (chapter 04's downstream fine-tunes spent 110 of their 140 s compiling). JAX's persistent
+    cache keys a program by its computation, not by the model object, so a second model of the same
+    architecture, a re-run cell or the same chapter tomorrow loads the compiled program instead (a second
+    2-layer model's first step: 1.1 s instead of 5.8 s, bench/RESULTS.md). A loaded program is the same
+    program, so the numbers do not change (tests/library/test_distribute.py compares the weights bit for bit).
+    Only programs that took a second or more to compile are kept (JAX's default), and the least recently used
+    are evicted past `max_bytes` where the `filelock` package is installed (JAX needs it for eviction).
+
+    A no-op on TensorFlow and PyTorch, and where JAX's own settings say otherwise: `JAX_COMPILATION_CACHE_DIR`
+    (or `jax_compilation_cache_dir`) names another folder, `JAX_ENABLE_COMPILATION_CACHE=false` turns it off.
+    Also a no-op where the folder cannot be written (a grading sandbox's read-only cache): JAX would warn at
+    every compilation instead. Call it before the first compilation (`course.setup()` does).
+
+    Args:
+        directory: str, Path or None: defaults to `$BERTLIB_CACHE/jax`, else `~/.cache/bertlib/jax`.
+        max_bytes: int, the cache's size limit.
+
+    Returns:
+        Path or None: the folder in use.
+    """
+    import importlib.util
+
+    import keras
+
+    if keras.backend.backend() != "jax":
+        return None
+    import jax
+
+    if not jax.config.jax_enable_compilation_cache:
+        return None
+    if jax.config.jax_compilation_cache_dir:
+        return Path(jax.config.jax_compilation_cache_dir)
+    from bertlib.io import files
+
+    folder = Path(directory) if directory else files.cache_home() / "jax"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if not os.access(folder, os.W_OK):
+        return None
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    if importlib.util.find_spec("filelock") is not None:
+        jax.config.update("jax_compilation_cache_max_size", int(max_bytes))
+    return folder

@@ -1,0 +1,311 @@
+"""Feedback and figure labels in the learner's language: English, or Chinese in the Chinese edition.
+
+The two editions share their code cells byte for byte (`coursekit.i18n`), so a check cell or a plot cell
+says the same thing in both. What the learner reads is chosen at run time:
+
+- `language()` is what `BERTLIB_LANG` says (`zh`, `zh_CN`, `en`, ...) when it is set, else the language the running
+  notebook's metadata names (`"bertlib": {"lang": "zh"}`, written by `coursekit i18n build`; see
+  `notebook_language`), else "zh" when the kernel's folder is `notebooks/zh`, `solutions/zh` or `exercises/zh`,
+  else "en". So a Chinese notebook speaks Chinese by itself, on Colab too; any failure to find or read the
+  notebook leaves English.
+- `message(key, **fields)` formats one of the check messages of `MESSAGES` in that language.
+- `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
+  in the course's catalogue, the English unchanged when it is not listed or the language is English.
+- `use_plot_language(lang)` (called by `course.set_plot_style`) makes matplotlib draw listed titles, labels and
+  legend entries in Chinese with a CJK font; with no CJK font on the machine it keeps English and says why.
+
+The Chinese lives in one gettext catalogue, `locale/zh/LC_MESSAGES/bertlib_course.po` (translators open it in
+Poedit or Weblate): a check message is the entry whose msgctxt is its key in `MESSAGES`, a figure or hint string
+the entry without msgctxt whose msgid is the English. The course reads the compiled `.mo` beside it with the
+standard `gettext` module; `coursekit i18n build` compiles it and `coursekit i18n check` fails when the two differ.
+"""
+
+import functools
+import gettext
+import json
+import os
+import re
+import stat
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+LANGUAGES = ("en", "zh")
+EDITION_FOLDERS = ("notebooks", "solutions", "exercises")
+# CJK fonts, best first: Debian's fonts-noto-cjk (installed by `make`), then what macOS and Windows ship.
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+             "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC", "Microsoft YaHei", "SimHei", "Arial Unicode MS")
+CJK_SAMPLE = "掩码语言模型"
+MAX_NOTEBOOK_BYTES = 50 * 2**20  # as the grader's reader (`grading.plan.read_submission`)
+# Where the running notebook's path is found: Jupyter Server >= 2 gives the kernel JPY_SESSION_NAME, ipykernel copies
+# it into `__session__`, VS Code sets `__vsc_ipynb_file__`.
+SESSION_GLOBALS = ("__session__", "__vsc_ipynb_file__")
+COLAB_TIMEOUT_S = 5
+
+# The English of every message `bertlib_course.checks` prints or raises, by key; fields in braces. The Chinese is
+# the catalogue's entry with the key as msgctxt.
+MESSAGES = {
+    "not_expected": "✘ {name} is not what was expected.",
+    "expected": "  Expected: {text}",
+    "got": "  Got:      {text}",
+    "hint": "  Hint:     {text}",
+    "passed": "✔ {name}: as expected",
+    "exercise_passed": "✔ Exercise {exercise_id} passed",
+    "function_matches": "✔ {name} matches the reference on {trials} random inputs",
+    "trial": "{call} (trial {trial} of {trials})",
+    "shape_of": "the shape of {name}",
+    "raised": "an error: {error_type}: {error}",
+    "number_close_to": "a number close to {expected}",
+    "off_by": "{got} (off by {gap})",
+    "answer_kind": "an answer of the kind the question asks for",
+    "digest_answer": "the right answer (compared through a salted hash; the value is not shown)",
+    "elements_differ": "({count} of {size} elements differ; the worst at index {index}: expected {expected}, "
+                       "got {got})",
+    "not_numbers": "(not numbers: compared exactly, and they differ)",
+    # {where} is empty, or "in_where" below (" in [0]") naming the part of the answer that differs
+    "expected_dict": "(expected a dict with keys {keys}{where})",
+    "expected_sequence": "(expected a {kind} of length {length}{where})",
+    "shape_mismatch": "(shape {got}{where}, expected {expected})",
+    "in_where": " in {where}",
+    "not_comparable": "(this cannot be compared with the expected value: {error_type}: {error})",
+    "to_decimals": "{value} (to {digits} decimals; any value that rounds to it)",
+    "an_error": "a {error_type}",
+    "returned": "no error: it returned {value}",
+    "a_result": "a result (your function returned without an error)",
+    "learner_raised": "✘ {name}: your code raised an error.\n  Got:      {error_type}: {error}",
+    "returned_sequence": "✘ {name} returned a {kind} of {count} values.\n"
+                         "  Expected: one array of shape {shape} (the final output), or a dict of named "
+                         "steps ({names}).",
+    "return_only_output": "return only the output; a function that also returns another value (the chapter's "
+                          "attention also returned its probabilities) gives a tuple.",
+}
+
+
+def normalize_language(value):
+    """"zh" for any Chinese locale name (zh, zh_CN, zh-Hans, ...), "en" for English; else a ValueError."""
+    text = str(value or "").strip().lower().replace("-", "_")
+    if text.startswith("zh"):
+        return "zh"
+    if text.startswith("en") or text in ("c", "posix"):
+        return "en"
+    raise ValueError(f"BERTLIB_LANG={value!r} is not a language of the course; use one of {LANGUAGES}")
+
+
+def language():
+    """The learner's language, "en" or "zh" (see the module docstring for where it is read from)."""
+    chosen = os.environ.get("BERTLIB_LANG")
+    if chosen:
+        return normalize_language(chosen)
+    found = notebook_language()
+    if found:
+        return found
+    cwd = Path.cwd()
+    if cwd.name in LANGUAGES[1:] and cwd.parent.name in EDITION_FOLDERS:
+        return cwd.name
+    return "en"
+
+
+def notebook_language():
+    """The language the running notebook's metadata names ("en" when it names none), or None when no notebook is found.
+
+    The notebook is the file at `JPY_SESSION_NAME` or at the kernel's `__session__` / `__vsc_ipynb_file__` (a path
+    relative to Jupyter's root is looked up from the kernel's folder and its parents); on Colab, where the notebook
+    is no file, the open notebook as Colab's frontend gives it (`google.colab._message`, asked once per process).
+    Never raises: what cannot be found or read counts as not found.
+    """
+    try:
+        for session in _session_paths():
+            for path in _candidates(session):
+                found = _file_language(path)
+                if found:
+                    return found
+        if "google.colab" in sys.modules and threading.current_thread() is threading.main_thread():
+            return _colab_language()
+    except Exception:  # noqa: BLE001 - the language must never break a learner's run
+        pass
+    return None
+
+
+def _session_paths():
+    paths = [os.environ.get("JPY_SESSION_NAME")]
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    namespace = getattr(shell, "user_ns", None)
+    if isinstance(namespace, dict):
+        paths += [namespace.get(name) for name in SESSION_GLOBALS]
+    return list(dict.fromkeys(path for path in paths if isinstance(path, str) and path.endswith(".ipynb")))
+
+
+def _candidates(session):
+    path = Path(session).expanduser()
+    if path.is_absolute():
+        return [path]
+    cwd = Path.cwd()
+    return [folder / path for folder in (cwd, *cwd.parents)] + [cwd / path.name]
+
+
+def _file_language(path):
+    """The language of the notebook file at `path`, or None when it is not a readable notebook."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_NOTEBOOK_BYTES:
+        return None
+    return _read_language(str(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _read_language(path, mtime_ns, size):
+    try:
+        with open(path, "rb") as file:
+            document = json.loads(file.read(MAX_NOTEBOOK_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # ValueError: JSON and UTF-8 errors
+        return None
+    if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+        return None
+    return _metadata_language(document)
+
+
+def _metadata_language(document):
+    """The language in a notebook's `metadata.bertlib.lang`: "zh", or "en" when it names none or none we know."""
+    metadata = document.get("metadata")
+    info = metadata.get("bertlib") if isinstance(metadata, dict) else None
+    try:
+        return normalize_language(info.get("lang", "en") if isinstance(info, dict) else "en")
+    except ValueError:
+        return "en"
+
+
+@functools.lru_cache(maxsize=1)
+def _colab_language():
+    """The language of the notebook open in Colab, or None when Colab's frontend does not give it."""
+    try:
+        from google.colab import _message
+
+        reply = _message.blocking_request("get_ipynb", request="", timeout_sec=COLAB_TIMEOUT_S)
+        document = reply.get("ipynb") if isinstance(reply, dict) else None
+        if isinstance(document, str):
+            document = json.loads(document)
+        if isinstance(document, dict) and isinstance(document.get("cells"), list):
+            return _metadata_language(document)
+    except Exception:  # noqa: BLE001 - not Colab after all, no frontend, a timeout, an error reply
+        pass
+    return None
+
+
+def message(key, lang=None, **fields):
+    """One check message in `lang` (default `language()`), its fields filled in."""
+    english = MESSAGES[key]
+    text = catalogue().pgettext(key, english) if (lang or language()) == "zh" else english
+    return text.format(**fields)
+
+
+LOCALE = Path(__file__).resolve().parent / "locale"
+DOMAIN = "bertlib_course"
+
+
+def catalogue_path(lang="zh"):
+    """The gettext catalogue (`.po`) of `lang`; its compiled `.mo` lies beside it. `coursekit i18n` reads it."""
+    return LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@functools.cache
+def catalogue(lang="zh"):
+    """The compiled catalogue of `lang` (a `gettext.GNUTranslations`); a missing `.mo` is a broken install, raised."""
+    return gettext.translation(DOMAIN, LOCALE, languages=[lang])
+
+
+def strings(lang="zh"):
+    """`{english: translation}` of the figure and hint strings of the catalogue (its entries without msgctxt)."""
+    return {english: text for english, text in catalogue(lang)._catalog.items()  # gettext has no public listing
+            if isinstance(english, str) and english and "\x04" not in english}  # \x04 joins msgctxt and msgid
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue():
+    """Exact strings, and templates as patterns, the most specific first (the most text outside `{fields}`): "layer
+    {layer}, {head}, {count} tokens: ..." is tried before "layer {i}", which matches any text after "layer "."""
+    listed = strings("zh")
+    exact = {english: chinese for english, chinese in listed.items() if "{" not in english}
+    templates = sorted((english for english in listed if "{" in english),
+                       key=lambda english: (-len(re.sub(r"\{\w+\}", "", english)), english))
+    patterns = [(re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(english)) + "$", re.S),
+                 listed[english]) for english in templates]
+    return exact, patterns
+
+
+def translate(text, lang=None):
+    """The Chinese of a listed English string (hint, title, label) when the language is Chinese; else `text`.
+
+    A listed string may hold `{fields}` that match any text, e.g. "block {layer}, head {head}" matches
+    "block 3, head 7" and gives "第 3 层、第 7 个头"; a field's text that is itself listed, exactly or as a
+    template, is translated too ("attends to the {pattern}" with "previous token" gives "关注前一个词元", and
+    "layer {layer}, {head}, ..." with "head 3" gives "第 0 层，第 3 个头，...").
+    """
+    if not isinstance(text, str) or not text or (lang or language()) != "zh":
+        return text
+    exact, patterns = _catalogue()
+    if text in exact:
+        return exact[text]
+    for pattern, chinese in patterns:
+        match = pattern.match(text)
+        if match:
+            return chinese.format(**{name: translate(value, lang) for name, value in match.groupdict().items()})
+    return text
+
+
+def cjk_font():
+    """The name of a font matplotlib can use for Chinese, or None when the machine has none."""
+    from matplotlib import font_manager
+
+    names = {font.name for font in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in names:
+            return name
+    # Installed after matplotlib built its font cache (e.g. by `make` on a fresh machine): add the files.
+    for path in font_manager.findSystemFonts():
+        if re.search(r"cjk|wqy|wenquanyi|sourcehan", Path(path).name, re.I):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):
+                continue
+    names = {font.name for font in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in names), None)
+
+
+_installed = {"lang": "en"}
+
+
+def use_plot_language(lang=None):
+    """Makes matplotlib draw the course's listed strings in `lang` (default `language()`); returns the language used.
+
+    Chinese needs a CJK font: the first of `CJK_FONTS` found is listed after DejaVu Sans (Latin letters and digits
+    keep their look, Chinese characters come from the CJK font). Without one, figures stay in English, with a
+    warning that says how to install a font, rather than drawing boxes.
+    """
+    import matplotlib
+    import matplotlib.text
+
+    lang = normalize_language(lang) if lang else language()
+    if lang == "zh":
+        font = cjk_font()
+        if font is None:
+            warnings.warn("no CJK font found (install Debian's fonts-noto-cjk, e.g. `sudo apt-get install "
+                          "fonts-noto-cjk`), so figures keep their English titles and labels", stacklevel=2)
+            lang = "en"
+        else:
+            # Named one by one: matplotlib falls back glyph by glyph only across the families listed here.
+            matplotlib.rcParams["font.family"] = ["DejaVu Sans", font, "sans-serif"]
+    if lang == "zh" and not hasattr(matplotlib.text.Text, "_bertlib_set_text"):
+        matplotlib.text.Text._bertlib_set_text = matplotlib.text.Text.set_text
+
+        def set_text(self, text):
+            if _installed["lang"] != "en":
+                text = translate(text, _installed["lang"])
+            return matplotlib.text.Text._bertlib_set_text(self, text)
+
+        matplotlib.text.Text.set_text = set_text
+    _installed["lang"] = lang
+    return lang

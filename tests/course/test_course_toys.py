@@ -1,0 +1,52 @@
+"""`bertlib_course.toys`: the ring language is the walk the chapters describe, and a restarted model is a fresh one."""
+
+import random
+
+import keras
+import numpy as np
+
+from bertlib import BertBackbone, BertConfig, BertPretrainer
+from bertlib.train import schedule
+from bertlib_course import toys
+
+
+def test_ring_sentences_are_walks_of_one_to_three_steps():
+    tokenizer = toys.ring_tokenizer()
+    sentences = toys.ring_sentences(500, seed=3)
+    token_ids = sentences["token_ids"]
+    assert token_ids.shape == (500, 16) and token_ids.dtype == np.int32
+    assert (token_ids[:, 0] == tokenizer.cls_id).all() and (token_ids[:, -1] == tokenizer.sep_id).all()
+    words = token_ids[:, 1:-1] - tokenizer.token_to_id("w00")
+    assert words.min() >= 0 and words.max() < 40
+    assert set(np.unique(np.diff(words, axis=1) % 40)) == {1, 2, 3}
+    assert (sentences["padding_mask"] == 1).all() and (sentences["segment_ids"] == 0).all()
+    assert np.array_equal(toys.ring_sentences(500, seed=3)["token_ids"], token_ids)  # seeded
+
+
+def test_initial_weights_are_a_fresh_model_of_that_seed_and_leave_the_random_state_alone():
+    config = BertConfig(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, vocabulary_size=45,
+                        max_sequence_length=16)
+    random.seed(123)
+    before = random.random()
+    random.seed(123)
+    weights = toys.initial_weights(config, seed=1)
+    assert random.random() == before
+    keras.utils.set_random_seed(1)
+    fresh = BertPretrainer(BertBackbone(config), next_sentence=False).get_weights()
+    assert all(np.array_equal(a, b) for a, b in zip(weights, fresh))
+    assert not np.array_equal(weights[0], toys.initial_weights(config, seed=2)[0])
+
+
+def test_restart_puts_the_weights_back_and_zeroes_the_optimizer():
+    config = BertConfig(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, vocabulary_size=45,
+                        max_sequence_length=16, dropout=0.0)
+    model = BertPretrainer(BertBackbone(config), next_sentence=False)
+    model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10))
+    start = model.get_weights()
+    model.optimizer.build(model.trainable_variables)  # the moments and the step counter, as after a fit
+    for variable in model.optimizer.variables:
+        variable.assign(np.ones(variable.shape, variable.dtype))
+    model.set_weights([w + 1 for w in start])
+    toys.restart(model, start)
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), start))
+    assert all(not np.any(keras.ops.convert_to_numpy(variable)) for variable in model.optimizer.variables)

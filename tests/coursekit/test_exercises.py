@@ -1,0 +1,475 @@
+"""Exercise notebooks generated from solution notebooks: stubs, tags, determinism, and `exercises check`.
+
+The toy solution notebook defined here (three exercises, numpy only) is also the fixture of test_grading.py.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from bertlib_course.checks import answer_digest
+from coursekit import exercises, grading
+
+TOY_NAME = "03_toy.ipynb"
+TOY_POINTS = {"3.1": 1, "3.2": 2, "3.3": 1}
+
+SOFTMAX_SOLUTION = """def softmax(x):
+    ### BEGIN SOLUTION
+    shifted = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+    ### END SOLUTION"""
+SQUARES_SOLUTION = """### BEGIN SOLUTION
+mean_of_squares = float(np.mean(np.arange(5) ** 2))
+### END SOLUTION"""
+PADDING_SOLUTION = """token_ids = np.array([[5, 6, 0, 0], [7, 0, 0, 0]])
+### BEGIN SOLUTION
+padding_mask = (token_ids != 0).astype("int32")
+### END SOLUTION
+lengths = padding_mask.sum(axis=1)
+### BEGIN SOLUTION
+longest = int(lengths.max())
+### END SOLUTION"""
+
+
+def main(argv):
+    """`bertlib ARGV` for the exercises and grade commands, without importing every other subcommand's module."""
+    parser = argparse.ArgumentParser(prog="bertlib")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, module in (("exercises", exercises), ("grade", grading)):
+        module.add_arguments(commands.add_parser(name))
+    args = parser.parse_args(argv)
+    return {"exercises": exercises, "grade": grading}[args.command].run(args)
+
+
+def exercise_cell(source, exercise_id, role, **extra):
+    return new_code_cell(source, metadata={"bertlib": {"exercise": exercise_id, "role": role, **extra}})
+
+
+def toy_solution_notebook():
+    """Three exercises as the convention of coursekit.exercises has them, plus ordinary cells between them."""
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        new_markdown_cell("# Chapter 3 (toy)"),
+        new_code_cell("import numpy as np\n\nfrom bertlib_course.checks import check_close, check_equal, check_function, "
+                      "check_shape, done"),
+        new_markdown_cell("**Exercise 3.1.** Write a numerically stable softmax over the last axis."),
+        exercise_cell(SOFTMAX_SOLUTION, "3.1", "solution"),
+        exercise_cell('def reference_softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n'
+                      '    return e / e.sum(axis=-1, keepdims=True)\n\n'
+                      'check_function("softmax", softmax, reference_softmax, lambda rng: (rng.normal(size=(2, 5)) * 50,),'
+                      ' hint="subtract the row maximum before np.exp")\ndone("3.1")', "3.1", "check"),
+        new_code_cell("print('an ordinary cell between exercises')"),
+        new_code_cell("raise ValueError('a demonstration of an error')", metadata={"tags": ["raises-exception"]}),
+        exercise_cell(SQUARES_SOLUTION, "3.2", "solution", points=2),
+        exercise_cell('check_close("mean_of_squares", mean_of_squares, 6.0, hint="square first, then average")\n'
+                      'done("3.2")', "3.2", "check"),
+        exercise_cell(PADDING_SOLUTION, "3.3", "solution"),
+        exercise_cell('check_equal("padding_mask", padding_mask, np.array([[1, 1, 0, 0], [1, 0, 0, 0]]))\n'
+                      'check_shape("padding_mask", padding_mask, (2, None))\n'
+                      'check_equal("longest", longest, 2)\ndone("3.3")', "3.3", "check"),
+    ]
+    return nb
+
+
+def write_toy_course(root):
+    """Writes root/solutions/03_toy.ipynb (with stored outputs, as an author would save it); returns the folder."""
+    nb = toy_solution_notebook()
+    nb.cells[5].outputs = [nbformat.v4.new_output("stream", name="stdout", text="an ordinary cell\n")]
+    nb.cells[5].execution_count = 4
+    nb.metadata["widgets"] = {"state": {}}
+    nb.cells[3].metadata["scrolled"] = True
+    solutions = root / "solutions"
+    solutions.mkdir(parents=True)
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    return solutions
+
+
+def run_nbval(*paths, cwd):
+    """pytest --nbval-lax on notebooks, in a fresh interpreter (as CI runs them); returns (exit code, output)."""
+    environment = {key: value for key, value in os.environ.items() if key != "PYTEST_ADDOPTS"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider", "-q",
+         "--rootdir", str(cwd), *map(str, paths)], cwd=cwd, env=environment, capture_output=True, text=True,
+        timeout=240, check=False)
+    return completed.returncode, completed.stdout + completed.stderr
+
+
+def test_stub_keeps_indentation_and_names_the_exercise():
+    stubbed = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1")
+    assert stubbed == ('def softmax(x):\n    # YOUR CODE HERE\n'
+                       '    raise NotImplementedError("Exercise 3.1: write your code here")')
+    namespace = {}
+    exec(stubbed, namespace)  # noqa: S102 (running the generated stub is the point of this test)
+    with pytest.raises(NotImplementedError, match="Exercise 3.1"):
+        namespace["softmax"](1.0)
+
+
+def test_a_chinese_stub_differs_only_in_its_comment_and_message():
+    """exercises/zh/: the comment and the message are Chinese; the rest of the code, the NotImplementedError whose
+    type the grader reads as "not attempted" included, is the same."""
+    english = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1")
+    chinese = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1", lang="zh")
+    assert chinese == ('def softmax(x):\n    # 在此写下你的代码\n'
+                       '    raise NotImplementedError("练习 3.1：在此写下你的代码")')
+    assert chinese == english.replace("    # YOUR CODE HERE", "    # 在此写下你的代码").replace(
+        '"Exercise 3.1: write your code here"', '"练习 3.1：在此写下你的代码"')
+    namespace = {}
+    exec(chinese, namespace)  # noqa: S102
+    with pytest.raises(NotImplementedError, match="练习 3.1：在此写下你的代码"):
+        namespace["softmax"](1.0)
+
+
+def test_two_regions_in_one_cell_keep_the_code_between_them():
+    stubbed = exercises.stub_solution_regions(PADDING_SOLUTION, "3.3")
+    assert stubbed.count("raise NotImplementedError") == 2
+    assert "lengths = padding_mask.sum(axis=1)" in stubbed and "astype" not in stubbed and "max()" not in stubbed
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("### BEGIN SOLUTION\nx = 1", "never closed"),
+    ("x = 1\n### END SOLUTION", "without a ### BEGIN SOLUTION"),
+    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "inside the region opened on line 1"),
+])
+def test_broken_regions_name_the_line(source, problem):
+    with pytest.raises(exercises.ExerciseFormatError, match=problem):
+        exercises.stub_solution_regions(source, "3.1", "solutions/03_toy.ipynb, cell 3")
+
+
+def test_exercise_notebook_has_stubs_tags_and_no_outputs(tmp_path):
+    solutions = write_toy_course(tmp_path)
+    solution = exercises.read_notebook(solutions / TOY_NAME)
+    built = exercises.build_exercise_notebook(solution)
+    assert len(built.cells) == len(solution.cells)
+    assert all(cell.outputs == [] and cell.execution_count is None for cell in built.cells if cell.cell_type == "code")
+    assert set(built.metadata) == {"kernelspec", "bertlib"} and "scrolled" not in built.cells[3].metadata
+    assert built.metadata["bertlib"] == {"chapter": "03", "exercises": ["3.1", "3.2", "3.3"]}, "the grader's ids"
+    for original, cell in zip(solution.cells, built.cells):
+        role = original.metadata.get("bertlib", {}).get("role")
+        tags = cell.metadata.get("tags", [])
+        assert ("raises-exception" in tags) == (role is not None or "raises-exception" in original.metadata.get("tags", []))
+        if role == "solution":
+            assert "BEGIN SOLUTION" not in cell.source and "NotImplementedError" in cell.source
+        else:
+            assert cell.source == original.source
+    assert exercises.exercise_cells(built) == {
+        "3.1": {"points": 1, "solution": [3], "check": [4]}, "3.2": {"points": 2, "solution": [7], "check": [8]},
+        "3.3": {"points": 1, "solution": [9], "check": [10]}}
+    assert solution.cells[5].outputs, "building must not change the solution notebook"
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda nb: nb.cells[4].metadata.update(bertlib={"exercise": "3.1", "role": "answer"}), "must be one of"),
+    (lambda nb: nb.cells[7].metadata["bertlib"].update(exercise="4.2"), "should be \"3.<number>\""),
+    (lambda nb: nb.cells.pop(8), "exercise 3.2 has no check cell"),
+    (lambda nb: nb.cells[3].update(source="def softmax(x):\n    return x"), "needs a ### BEGIN SOLUTION"),
+    (lambda nb: nb.cells[5].update(source="### BEGIN SOLUTION\nx = 1\n### END SOLUTION"), "cell 5: ### BEGIN"),
+    (lambda nb: nb.cells[8].metadata["bertlib"].update(points=3), "given 3 points here but 2"),
+])
+def test_invalid_solution_notebooks_are_refused_with_the_reason(tmp_path, change, problem):
+    nb = toy_solution_notebook()
+    change(nb)
+    with pytest.raises(exercises.ExerciseFormatError, match=problem):
+        exercises.validate_solution_notebook(nb, tmp_path / TOY_NAME)
+
+
+def test_build_then_check_passes_and_a_hand_edit_fails(tmp_path, capsys):
+    solutions = write_toy_course(tmp_path)
+    exercises_dir = tmp_path / "exercises"
+    arguments = ["--solutions", str(solutions), "--exercises", str(exercises_dir)]
+    assert main(["exercises", "check", *arguments]) == 1  # nothing built yet: the file is missing
+    assert "missing" in capsys.readouterr().out
+    assert main(["exercises", "build", *arguments]) == 0
+    first = (exercises_dir / TOY_NAME).read_bytes()
+    assert main(["exercises", "build", *arguments]) == 0
+    assert (exercises_dir / TOY_NAME).read_bytes() == first, "the build must be deterministic"
+    assert main(["exercises", "check", *arguments]) == 0
+
+    edited = json.loads(first)
+    edited["cells"][3]["source"] = "def softmax(x):\n    return x\n"
+    (exercises_dir / TOY_NAME).write_text(json.dumps(edited, indent=1), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["exercises", "check", *arguments]) == 1
+    assert f"{exercises_dir / TOY_NAME}: differs" in capsys.readouterr().out
+
+    (exercises_dir / "09_stale.ipynb").write_text(first.decode(), encoding="utf-8")
+    assert main(["exercises", "build", *arguments]) == 0
+    assert not (exercises_dir / "09_stale.ipynb").exists()
+    assert (exercises_dir / TOY_NAME).read_bytes() == first
+    (exercises_dir / "09_stale.ipynb").write_text(first.decode(), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["exercises", "check", *arguments]) == 1
+    assert "09_stale.ipynb: extra" in capsys.readouterr().out
+
+
+def test_build_is_independent_of_cell_ids_invented_on_read(tmp_path):
+    """nbformat invents random ids for 4.5 cells without one; two builds must still write the same bytes."""
+    solutions = write_toy_course(tmp_path)
+    data = json.loads((solutions / TOY_NAME).read_text())
+    for cell in data["cells"]:
+        cell.pop("id")
+    (solutions / TOY_NAME).write_text(json.dumps(data))
+    assert exercises.expected_exercises(solutions) == exercises.expected_exercises(solutions)
+
+
+@pytest.mark.slow
+def test_nbval_passes_on_solutions_and_generated_exercises(tmp_path):
+    solutions = write_toy_course(tmp_path)
+    exercises.build(solutions, tmp_path / "exercises")
+    code, output = run_nbval(solutions / TOY_NAME, tmp_path / "exercises" / TOY_NAME, cwd=tmp_path)
+    assert code == 0, output
+    assert "18 passed" in output, output  # 9 code cells in each notebook
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def test_hidden_tests_are_removed_from_the_learner_copy(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[8].source = ('check_true("mean_of_squares is a float", isinstance(mean_of_squares, float), "a float", '
+                          'repr(mean_of_squares))\n### BEGIN HIDDEN TESTS\ncheck_close("mean_of_squares", mean_of_squares, '
+                          '6.0)\n### END HIDDEN TESTS\ndone("3.2")')
+    built = exercises.build_exercise_notebook(nb, "03_toy.ipynb")
+    assert built.cells[8].source == ('check_true("mean_of_squares is a float", isinstance(mean_of_squares, float), '
+                                     '"a float", repr(mean_of_squares))\ndone("3.2")')
+    assert "6.0" not in built.cells[8].source
+    nb.cells[8].source = "### BEGIN HIDDEN TESTS\ncheck_close('x', 1, 1)"
+    with pytest.raises(exercises.ExerciseFormatError, match="never closed"):
+        exercises.build_exercise_notebook(nb, "03_toy.ipynb")
+
+
+def test_a_region_inside_an_expression_is_refused_because_its_stub_is_not_python(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[7].source = 'answers = {\n    ### BEGIN SOLUTION\n    "a": 1,\n    ### END SOLUTION\n}'
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    with pytest.raises(exercises.ExerciseFormatError, match="cell 7: not valid Python"):
+        exercises.expected_exercises(solutions)
+
+
+def test_every_learner_notebook_of_the_course_is_valid_python():
+    """The old exercises/03 cell 17, 04 cell 16 and 08 cell 19 put a `raise` inside a dict literal."""
+    import ast
+
+    notebooks = sorted((REPOSITORY / "exercises").glob("*.ipynb"))
+    assert len(notebooks) == 8
+    for path in notebooks:
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                source = exercises.runnable_code("".join(cell["source"]))
+                try:
+                    ast.parse(source)
+                except SyntaxError as error:
+                    pytest.fail(f"{path.name}, cell {index}: {error}")
+
+
+def test_learner_copies_show_the_statements_and_hold_no_closed_book_answers():
+    """Old copies: 3.5's statements were inside the solution region, 1.4's answers in plain text in its check."""
+    texts = {path.name[:2]: path.read_text(encoding="utf-8") for path in (REPOSITORY / "exercises").glob("*.ipynb")}
+    assert "each word would see itself" in texts["03"] and "random replacement touches 1.5%" in texts["03"]
+    assert "NSP is useful" in texts["08"] and '\\"QNLI\\", \\"MNLI\\"' in texts["04"]
+    for chapter, answer in (("01", "88.5"), ("01", "77.8"), ("02", "(110, 340)"), ("03", "[True, False, True, False, True]"),
+                            ("04", "84.9"), ("06", "best_additive_xor_accuracy(), 0.75"), ("08", "82.1 - 75.1"), ("08", "0.30812")):
+        assert answer not in texts[chapter], f"{answer} is readable in exercises/{chapter}"
+    assert all("BEGIN HIDDEN TESTS" not in text for text in texts.values())
+
+
+def test_every_exercise_has_a_catalogue_of_at_least_three_wrong_answers():
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        catalogue = exercises.load_wrong_answers(exercises.wrong_answers_path(path))
+        found = exercises.exercise_cells(exercises.read_notebook(path))
+        assert set(catalogue) == set(found), path.name
+        assert all(len(answers) >= exercises.MIN_WRONG_ANSWERS for answers in catalogue.values()), path.name
+
+
+def write_catalogue(solutions, text):
+    (solutions / "wrong_answers").mkdir()
+    (solutions / "wrong_answers" / "03_toy.py").write_text(text, encoding="utf-8")
+
+
+TOY_CATALOGUE = """
+WRONG_ANSWERS = {
+    "3.1": {
+        "over the batch axis": [("np.max(x, axis=-1, keepdims=True)", "np.max(x, axis=0, keepdims=True)"),
+                                ("shifted.sum(axis=-1, keepdims=True)", "shifted.sum(axis=0, keepdims=True)")],
+        "no normalisation": [("return shifted / shifted.sum(axis=-1, keepdims=True)", "return shifted")],
+        "identity": "def softmax(x):\\n    return x\\n",
+    },
+    "3.2": {
+        "mean, then square": [("np.mean(np.arange(5) ** 2)", "np.mean(np.arange(5)) ** 2")],
+        "sum": [("np.mean(", "np.sum(")],
+        "constant": "mean_of_squares = 5.0\\n",
+    },
+    "3.3": {
+        "hard-coded longest": [("longest = int(lengths.max())", "longest = 2")],
+        "mask inverted": [("(token_ids != 0)", "(token_ids == 0)")],
+    },
+}
+"""
+
+
+def test_mutation_test_reports_a_wrong_answer_that_passes_and_a_short_catalogue(tmp_path, capsys):
+    solutions = write_toy_course(tmp_path)
+    write_catalogue(solutions, TOY_CATALOGUE)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert (report.exercises, report.wrong_answers, report.rejected) == (3, 8, 7)
+    assert report.survivors == ["exercise 3.3, wrong answer 'hard-coded longest': passes the checks"]
+    assert report.problems == ["exercise 3.3: 2 wrong answers in the catalogue, at least 3 needed"]
+    assert report.summary().startswith("3 exercises, 8 wrong answers, 1 NOT rejected")
+    assert main(["exercises", "test", "--solutions", str(solutions)]) == 1
+    assert "1 NOT rejected" in capsys.readouterr().out
+
+
+def test_mutation_test_reports_a_check_that_crashes_on_a_wrong_answer_instead_of_failing(tmp_path):
+    """Issue 24: exercise 2.4's check crashed inside numpy on the chapter's (output, probabilities), which the old
+    test counted as rejected. A check must reject a wrong answer with a ✘ line; a crash is reported."""
+    nb = toy_solution_notebook()
+    nb.cells[8].source = 'check_close("mean_of_squares", float(mean_of_squares), 6.0)\ndone("3.2")'  # float(None) crashes
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    catalogue = TOY_CATALOGUE.replace('"constant": "mean_of_squares = 5.0\\n"', '"not a number": "mean_of_squares = None\\n"')
+    assert "mean_of_squares = None" in catalogue
+    write_catalogue(solutions, catalogue)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    crashes = [problem for problem in report.problems if "crashed" in problem]
+    assert crashes == [crash for crash in crashes if crash.startswith(
+        "exercise 3.2, wrong answer 'not a number': the check (cell 8) crashed with TypeError")] and len(crashes) == 1
+    assert not report.ok and report.rejected == 6, report.rejections
+
+    # The same wrong answer, read by the check helper itself: rejected by a failed check.
+    nb.cells[8].source = 'check_close("mean_of_squares", mean_of_squares, 6.0)\ndone("3.2")'
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert not [problem for problem in report.problems if "crashed" in problem] and report.rejected == 7
+
+
+def test_the_learner_copy_carries_the_learners_title():
+    """Issue 24: both exercise notebooks were titled "(solutions)"."""
+    for title, expected in (("# 03 · Toy (solutions) — 第3章", "# 03 · Toy (exercises) — 第3章"),
+                            ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章")):
+        nb = toy_solution_notebook()
+        nb.cells[0].source = f"{title}\n\nExercises for the toy chapter (solutions are hidden)."
+        built = exercises.build_exercise_notebook(nb, TOY_NAME)
+        assert built.cells[0].source == f"{expected}\n\nExercises for the toy chapter (solutions are hidden)."
+        assert nb.cells[0].source.startswith(title), "the solution notebook keeps its own title"
+
+
+def test_mutation_test_reports_a_reference_that_fails_and_a_replacement_that_does_not_apply(tmp_path):
+    nb = toy_solution_notebook()
+    nb.cells[8].source = nb.cells[8].source.replace("6.0", "7.0")  # the check now rejects the reference too
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    write_catalogue(solutions, TOY_CATALOGUE.replace('"np.sum("', '"np.total("').replace('[("np.mean(", ', '[("np.average(", '))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert any(problem.startswith("exercise 3.2: the reference answer fails its own check") for problem in report.problems)
+    assert any("'np.average(' does not occur in the reference solution cell" in problem for problem in report.problems)
+    assert not report.ok
+
+
+def test_public_checks_and_hidden_tests_agree_on_every_answer(tmp_path, capsys):
+    """Issue 38: a learner saw ✔ for 7.5's unrounded 0.7069 and the grader failed it (its hidden test wanted 0.71).
+    A wrong answer that only the hidden tests reject, and a right answer (the value unrounded where the question
+    says "2 decimals") that the hidden tests reject, are both reported; so is a stated rounding with no such right
+    answer in the catalogue."""
+    nb = toy_solution_notebook()
+    nb.cells[7].source = '### BEGIN SOLUTION\nmean_of_squares = round(float(np.mean(np.arange(5) ** 2)) / 7, 2)\n### END SOLUTION'
+    nb.cells[6:7] = [new_markdown_cell("**Exercise 3.2.** The mean of the squares over 7, a float (2 decimals).")]
+    nb.cells[8].source = ('check_shape("mean_of_squares", mean_of_squares, ())  # a number: all the public part sees\n'
+                          '### BEGIN HIDDEN TESTS\ncheck_close("mean_of_squares", '
+                          'mean_of_squares, 0.86, atol=1e-9)\n### END HIDDEN TESTS\ndone("3.2")')
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    write_catalogue(solutions, TOY_CATALOGUE)
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert sorted(line.split(":")[0] for line in report.hidden_only) == [
+        "exercise 3.2, wrong answer 'constant'", "exercise 3.2, wrong answer 'mean, then square'",
+        "exercise 3.2, wrong answer 'sum'"]
+    assert "exercise 3.2 states a rounding (2 decimals): RIGHT_ANSWERS needs" in " ".join(report.problems)
+    assert not report.ok and "3 rejected only by the hidden tests" in report.summary()
+
+    # The rule of the course: the public check compares a salted digest rounded to the decimals asked, the hidden
+    # test compares the value rounded the same way (check_rounded); the unrounded value then passes both.
+    nb.cells[8].source = ('from bertlib_course.checks import check_rounded\n'
+                          f'check_digest("mean_of_squares", mean_of_squares, '
+                          f'{answer_digest(6 / 7, "3.2 mean", 2)!r}, digits=2)\n'
+                          '### BEGIN HIDDEN TESTS\ncheck_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)\n'
+                          '### END HIDDEN TESTS\ndone("3.2")')
+    nb.cells[1].source += ", check_digest"
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    unrounded = '"3.2": {"unrounded": [("round(float(np.mean(np.arange(5) ** 2)) / 7, 2)", "float(np.mean(np.arange(5) ** 2)) / 7")]}'
+    (solutions / "wrong_answers" / "03_toy.py").write_text(TOY_CATALOGUE + f"\nRIGHT_ANSWERS = {{{unrounded}}}\n")
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert report.hidden_only == [] and report.right_answers == 1
+    assert not [problem for problem in report.problems if "3.2" in problem], report.problems
+
+    # The old hidden test (0.86 exactly) fails the unrounded right answer: reported.
+    nb.cells[8].source = nb.cells[8].source.replace('check_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)',
+                                                    'check_close("mean_of_squares", mean_of_squares, 0.86, atol=1e-9)')
+    nbformat.write(nb, str(solutions / TOY_NAME))
+    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
+    assert any(problem.startswith("exercise 3.2, right answer 'unrounded': a right answer fails the hidden tests")
+               for problem in report.problems), report.problems
+
+
+def test_check_cells_call_learner_code_only_through_a_wrapper():
+    """Issue 38: 5.5's check called replica_plan outside checked_call; an answer that raised gave a bare traceback
+    and the grader recorded `error` without a hint. Every call of a name a solution cell defines goes through
+    checked_call / check_function / check_raises (a lambda passed to them is deferred; an argument is not)."""
+    nb = toy_solution_notebook()
+    nb.cells[4].source += ('\nhalf = softmax(np.zeros(2))\n'
+                           'check_function("softmax", lambda x: softmax(x), reference_softmax, lambda rng: rng.normal(size=3))\n'
+                           'checked_call("softmax", softmax, softmax(np.zeros(3)))\n'
+                           'checked_call("softmax", softmax, np.zeros(3))\n')
+    problems = exercises.unwrapped_calls(nb, TOY_NAME)
+    assert problems == [f"{TOY_NAME}, exercise 3.1, cell 4, line {line}: softmax(...) is called outside checked_call "
+                        f"or check_function" for line in (7, 9)]
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        nb = exercises.read_notebook(path)
+        assert exercises.unwrapped_calls(nb, path.name) == []
+        assert exercises.duplicate_check_names(nb, path.name) == []
+
+
+def test_two_checks_of_one_exercise_never_share_a_name():
+    """Issue 35: 3.5 printed "✔ answers: as expected" and then "✘ answers is not what was expected"."""
+    nb = toy_solution_notebook()
+    nb.cells[8].source = 'check_true("mean_of_squares", True, "", "")\n' + nb.cells[8].source
+    assert exercises.duplicate_check_names(nb, TOY_NAME) == [f"{TOY_NAME}, exercise 3.2: two checks named "
+                                                             f"'mean_of_squares'"]
+
+
+def test_a_causal_layer_that_returns_no_scores_is_told_where_its_probabilities_go_wrong():
+    """Issue 35 (exercise 2.7): a learner's layer returns probabilities and output, never the scores. The locator
+    used to say "your attention matches up to the softmax" (the scores were never compared) and to count weight on
+    keys after the query as nothing; a reversed causal mask must be named by the weight it puts after the query."""
+    import numpy as np
+
+    from bertlib import MultiHeadSelfAttention
+    from bertlib_course import reference as reference_pass
+    from bertlib_course.locate import first_divergence, trace
+
+    rng = np.random.default_rng(0)
+    x, padding_mask = rng.normal(size=(2, 5, 8)).astype("float32"), np.array([[1] * 5, [1, 1, 1, 0, 0]])
+    layer = MultiHeadSelfAttention(num_heads=2, dropout=0.0, causal=True)
+    layer(x, padding_mask=padding_mask)
+    right = trace(layer, (x, padding_mask))
+    scores = right["scores"]
+    reversed_mask = np.triu(np.ones((5, 5), bool)) & padding_mask.astype(bool)[:, None, None, :]
+    probabilities = reference_pass.softmax(np.where(reversed_mask, scores, reference_pass.MASKED))
+    divergence = first_divergence(lambda x, m: {"probabilities": probabilities, "output": right["output"]}, layer,
+                                  (x, padding_mask))
+    assert divergence.step == "probabilities"
+    assert "matches up to the softmax" not in divergence.hint
+    assert "of a row's weight is on keys after its query" in divergence.hint
+    assert first_divergence(lambda x, m: {"probabilities": right["probabilities"], "output": right["output"]},
+                            layer, (x, padding_mask)) is None

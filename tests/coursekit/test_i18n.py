@@ -1,0 +1,815 @@
+"""The Chinese edition (`coursekit i18n`): built from the English notebooks, checked against them.
+
+The references are the English notebooks themselves (code cells must be the same bytes), the English exercise
+build (`coursekit exercises build`), matplotlib's own font files (a CJK glyph must be in the font that draws it)
+and the glossary's list of variants.
+"""
+
+import json
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.ft2font import FT2Font  # noqa: E402
+
+from bertlib_course import messages  # noqa: E402
+from coursekit import cli, exercises, grading, i18n  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+CHAPTERS = ("01_problem_setting.ipynb", "06_self_test.ipynb")  # two real chapters keep the test quick
+
+
+@pytest.fixture()
+def course(tmp_path):
+    """Copies of two real chapters (notebooks/, solutions/) and the glossary, in a temporary repository."""
+    for edition in i18n.SOURCE_EDITIONS:
+        (tmp_path / edition).mkdir()
+        for name in CHAPTERS:
+            shutil.copy(REPO / edition / name, tmp_path / edition / name)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "glossary.md", tmp_path / "docs" / "glossary.md")
+    return tmp_path
+
+
+def cells_of(path, kind):
+    return [cell for cell in json.loads(Path(path).read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == kind]
+
+
+def first_markdown(path):
+    nb = exercises.read_notebook(path)
+    return next(cell for cell in nb.cells if cell.cell_type == "markdown")
+
+
+def with_english_stubs(cells):
+    """Code cells of a Chinese exercise notebook with each stub's comment and message put back in English.
+
+    The one way a Chinese exercise's code may differ from the English: a stub's comment line (`# 在此写下你的代码`
+    for `# YOUR CODE HERE`, a whole line, at the stub's indentation) and the message of the line after it
+    (`raise NotImplementedError("练习 3.2：在此写下你的代码")` for `raise NotImplementedError("Exercise 3.2: write
+    your code here")`, a whole line too). Everything else, the exception's type included, must be the English bytes.
+    """
+    chinese, english = exercises.STUB_COMMENTS["zh"], exercises.STUB_COMMENTS["en"]
+    message = re.escape(exercises.STUB_MESSAGES["zh"]).replace(re.escape("{exercise_id}"), r"(?P<id>\d+\.\d+)")
+    raise_line = re.compile(rf'(?P<indent>\s*)raise NotImplementedError\("{message}"\)')
+    restored = json.loads(json.dumps(cells))
+    for cell in restored:
+        lines = "".join(cell["source"]).split("\n")
+        lines = [line[:len(line) - len(chinese)] + english if line.strip() == chinese else line for line in lines]
+        lines = [raise_line.sub(lambda match: match["indent"] + 'raise NotImplementedError("' +
+                                exercises.STUB_MESSAGES["en"].format(exercise_id=match["id"]) + '")', line)
+                 if raise_line.fullmatch(line) else line for line in lines]
+        text = "\n".join(lines)
+        cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
+    return restored
+
+
+def test_a_chinese_full_run_keeps_its_own_outputs_while_the_code_is_the_same(course):
+    """`make full` runs the Chinese edition too: its outputs (figures, results, check messages in Chinese) stay
+    in notebooks/zh/ through every build while its run record's code hash is the code's; a record copied from the
+    English run never counts; when the English code changes, the English outputs come back until a new run."""
+    i18n.build(course)
+    english_path, chinese_path = course / "notebooks" / CHAPTERS[1], course / "notebooks" / "zh" / CHAPTERS[1]
+    english_outputs = [cell["outputs"] for cell in cells_of(english_path, "code")]
+    copied = nbformat.read(chinese_path, as_version=4)
+    assert copied.metadata["bertlib"]["run"].get("lang") != "zh"  # the English run's record, copied
+
+    def run_in_chinese(record):  # what tools/run_notebook.py --full writes after running notebooks/zh/...
+        notebook = nbformat.read(chinese_path, as_version=4)
+        for index, cell in enumerate(cell for cell in notebook.cells if cell.cell_type == "code"):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"中文输出 {index}\n")]
+        notebook.metadata["bertlib"]["run"] = {**notebook.metadata["bertlib"]["run"], "mode": "full",
+                                               "code_sha256": exercises.code_fingerprint(notebook), **record}
+        nbformat.write(notebook, chinese_path)
+
+    def shown():
+        return [cell["outputs"] for cell in cells_of(chinese_path, "code")]
+
+    run_in_chinese({"lang": "zh"})
+    i18n.build(course)
+    assert "".join(shown()[0][0]["text"]) == "中文输出 0\n" and len(shown()) == len(english_outputs)
+    assert i18n.build(course) == []  # stable: a second build writes nothing
+    assert i18n.check(course).generated == []
+    run_in_chinese({"lang": "en"})  # an English record, even with this code's hash, is not the edition's run
+    i18n.build(course)
+    assert shown() == english_outputs
+    run_in_chinese({"lang": "zh"})
+    english = nbformat.read(english_path, as_version=4)
+    next(cell for cell in english.cells if cell.cell_type == "code").source += "\n# changed"
+    nbformat.write(english, english_path)
+    i18n.build(course)
+    assert shown() == [cell["outputs"] for cell in cells_of(english_path, "code")]  # the English outputs again
+    assert json.loads(chinese_path.read_text(encoding="utf-8"))["metadata"]["bertlib"]["run"].get("lang") != "zh"
+
+
+def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, "# 中文标题\n\n正文。",
+                           cell.source)
+    i18n.build(course)
+    exercises.build(course / "solutions", course / "exercises")  # the English exercises, as the reference
+    for edition in (*i18n.SOURCE_EDITIONS, i18n.EXERCISES):
+        for name in CHAPTERS:
+            english, chinese = course / edition / name, course / edition / "zh" / name
+            code = cells_of(chinese, "code")
+            if edition == i18n.EXERCISES:  # the stubs' comment and message are Chinese; nothing else differs
+                stub_comments = sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["zh"]) for cell in code)
+                assert stub_comments == sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["en"])
+                                            for cell in cells_of(english, "code")) > 0
+                zh_message, en_message = (exercises.STUB_MESSAGES[lang].split("{exercise_id}")[1] for lang in ("zh", "en"))
+                assert sum("".join(cell["source"]).count(zh_message) for cell in code) == stub_comments
+                shown = json.dumps(code, ensure_ascii=False)
+                assert exercises.STUB_COMMENTS["en"] not in shown and en_message not in shown
+                code = with_english_stubs(code)
+            assert json.dumps(code) == json.dumps(cells_of(english, "code")), (edition, name)
+            assert len(cells_of(chinese, "markdown")) == len(cells_of(english, "markdown"))
+            metadata = json.loads(chinese.read_text(encoding="utf-8"))["metadata"]["bertlib"]
+            assert metadata["lang"] == "zh"
+            if edition == i18n.EXERCISES:
+                assert {k: v for k, v in metadata.items() if k != "lang"} == json.loads(
+                    english.read_text(encoding="utf-8"))["metadata"]["bertlib"]
+    translated = cells_of(course / "solutions" / "zh" / CHAPTERS[0], "markdown")[0]
+    assert "".join(translated["source"]) == "# 中文标题\n\n正文。"
+    exercise = cells_of(course / "exercises" / "zh" / CHAPTERS[0], "markdown")[0]
+    assert "".join(exercise["source"]) == "# 中文标题\n\n正文。"
+
+
+def test_missing_and_stale_translations_are_reported_and_strict_fails(course, capsys):
+    stem = Path(CHAPTERS[0]).stem
+    cell = first_markdown(course / "notebooks" / CHAPTERS[0])
+    i18n.write_translation(course, "zh", "notebooks", stem, cell.id, "中文。", cell.source)
+    i18n.build(course)
+    coverage = i18n.check(course)
+    total = coverage.markdown["notebooks"]
+    assert coverage.translated["notebooks"] == 1 and len(coverage.missing) == total - 1 + coverage.markdown[
+        "solutions"]
+    assert not coverage.stale and not coverage.failures(strict=False)
+    assert coverage.failures(strict=True)
+
+    # The English author edits the cell: the Chinese is now stale, and the build shows the English with a note.
+    path = course / "notebooks" / CHAPTERS[0]
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    (english,) = [c for c in nb["cells"] if c.get("id") == cell.id]
+    english["source"] = "".join(english["source"]) + "\nOne more English sentence."
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    coverage = i18n.check(course)
+    assert len(coverage.stale) == 1 and cell.id in coverage.stale[0] and "One more English sentence" in \
+        coverage.stale[0]
+    assert coverage.translated["notebooks"] == 0
+    assert any("notebooks/zh/" in line for line in coverage.generated)  # the built file no longer matches
+    assert cli.main(["i18n", "check", "--root", str(course)]) == 1
+    i18n.build(course)
+    assert cli.main(["i18n", "check", "--root", str(course)]) == 0
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 1
+    built = cells_of(course / "notebooks" / "zh" / CHAPTERS[0], "markdown")
+    shown = "".join(next(c for c in built if c["id"] == cell.id)["source"])
+    assert shown.startswith(i18n.NOTES["zh"]["stale"]) and "One more English sentence" in shown
+    assert "stale" in capsys.readouterr().out
+
+
+def test_orphaned_entries_and_glossary_variants_are_reported(course):
+    stem = Path(CHAPTERS[1]).stem
+    cell = first_markdown(course / "solutions" / CHAPTERS[1])
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "这里写成了遮蔽语言模型和精调。", cell.source)
+    i18n.write_translation(course, "zh", "solutions", stem, "no-such-cell", "一段孤立的译文。", "gone")
+    coverage = i18n.check(course)
+    assert len(coverage.orphans) == 1 and "no-such-cell" in coverage.orphans[0]
+    assert len(coverage.glossary) == 2
+    assert "'遮蔽语言模型'" in coverage.glossary[0] + coverage.glossary[1]
+    assert "'精调'" in coverage.glossary[0] + coverage.glossary[1]
+    assert coverage.failures(strict=False) == coverage.glossary  # glossary breaches fail even without --strict
+
+
+def test_links_of_the_chinese_text_must_lead_somewhere_from_the_zh_folder(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    good = f"[本章](../../notebooks/zh/{CHAPTERS[0]})，[英文版](../../notebooks/{CHAPTERS[0]})，[外部](https://arxiv.org)"
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, good, cell.source)
+    assert not i18n.check(course).links  # the zh target counts although the edition is not built
+    bad = f"[本章](../notebooks/zh/{CHAPTERS[0]})"  # one level short: wrong from solutions/zh/
+    i18n.write_translation(course, "zh", "solutions", Path(CHAPTERS[0]).stem, cell.id, bad, cell.source)
+    coverage = i18n.check(course)
+    assert len(coverage.links) == 1 and "../notebooks/zh/" in coverage.links[0]
+    assert coverage.failures(strict=False) == coverage.links
+
+
+def test_the_build_is_deterministic(course, tmp_path_factory):
+    cell = first_markdown(course / "notebooks" / CHAPTERS[1])
+    i18n.write_translation(course, "zh", "notebooks", Path(CHAPTERS[1]).stem, cell.id, "中文。", cell.source)
+    first, second = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
+    i18n.build(course, out=first)
+    i18n.build(course, out=second)
+    files = sorted(path.relative_to(first) for path in first.rglob("*.ipynb"))
+    assert len(files) == 3 * len(CHAPTERS)
+    for relative in files:
+        assert (first / relative).read_bytes() == (second / relative).read_bytes()
+    assert i18n.build(course, out=first) == []  # nothing to rewrite
+
+
+def test_a_catalogue_entry_without_its_cell_id_is_refused_with_the_file_name(course, capsys):
+    path = i18n.translation_path(course, "zh", "notebooks", Path(CHAPTERS[0]).stem)
+    path.parent.mkdir(parents=True)
+    path.write_text('msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "English"\n'
+                    'msgstr "中文"\n', encoding="utf-8")
+    assert cli.main(["i18n", "check", "--root", str(course)]) == 2
+    out = capsys.readouterr().out
+    assert str(path) in out and "msgctxt" in out
+    path.write_text('msgctxt "abc"\nmsgid "English"\nmsgstr "中文"\nnot a PO line\n', encoding="utf-8")
+    assert cli.main(["i18n", "check", "--root", str(course)]) == 2
+    assert str(path) in capsys.readouterr().out
+
+
+TRICKY = ('# 标题 "quoted" \\ back\\slash\n\n\tA tab, a very long line ' + "词" * 150 + ' and `code`.\n'
+          '- item\n  continued\n\n')
+
+
+def test_a_catalogue_round_trips_every_character_and_rewrites_itself_identically(course):
+    """What is written is what is read back, by polib and by an independent reader (GNU msgunfmt's view: the
+    unescaped strings of each entry), and writing the same entry again changes no byte."""
+    cell = first_markdown(course / "notebooks" / CHAPTERS[0])
+    stem = Path(CHAPTERS[0]).stem
+    path = i18n.write_translation(course, "zh", "notebooks", stem, cell.id, TRICKY, cell.source)
+    entry = i18n.read_translations(path)[cell.id]
+    assert (entry["zh"], entry["en"], entry["fuzzy"], entry["previous"]) == (TRICKY, cell.source, False, "")
+    text = path.read_text(encoding="utf-8")
+    assert f'msgctxt "{cell.id}"' in text and '"Language: zh_CN\\n"' in text
+    msgstr = text.split("msgstr ", 2)[2]  # the entry's msgstr: its quoted lines, joined and unescaped by hand
+    quoted = re.findall(r'^"(.*)"$', msgstr, re.M)
+    unescaped = "".join(quoted).replace("\\\\", "\0").replace("\\n", "\n").replace("\\t", "\t") \
+        .replace('\\"', '"').replace("\0", "\\")
+    assert unescaped == TRICKY
+    i18n.write_translation(course, "zh", "notebooks", stem, cell.id, TRICKY, cell.source)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_changed_english_cell_makes_its_entry_fuzzy_with_the_previous_english(course):
+    stem = Path(CHAPTERS[0]).stem
+    notebook = course / "notebooks" / CHAPTERS[0]
+    cell = first_markdown(notebook)
+    path = i18n.write_translation(course, "zh", "notebooks", stem, cell.id, "中文。", cell.source)
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    (english,) = [c for c in nb["cells"] if c.get("id") == cell.id]
+    english["source"] = "".join(english["source"]) + "\nOne more English sentence."
+    notebook.write_text(json.dumps(nb), encoding="utf-8")
+    assert path in i18n.update(course)
+    import polib
+
+    (entry,) = [entry for entry in polib.pofile(str(path)) if entry.msgctxt == cell.id]
+    assert "fuzzy" in entry.flags and entry.previous_msgid == cell.source and entry.msgstr == "中文。"
+    assert entry.msgid == "".join(english["source"])
+    text = path.read_text(encoding="utf-8")
+    assert "#, fuzzy" in text and "#| msgid" in text  # what msgmerge writes, what Poedit and Weblate read
+    # every other markdown cell now has an empty entry to translate; an empty entry is no Chinese
+    empty = [e for e in polib.pofile(str(path)) if not e.msgstr]
+    assert len(empty) == len(cells_of(notebook, "markdown")) - 1
+    coverage = i18n.check(course)
+    assert len(coverage.stale) == 1 and "One more English sentence" in coverage.stale[0]
+    assert len(coverage.missing) == sum(coverage.markdown.values()) - 1  # update gave every notebook a catalogue
+    assert i18n.update(course) == []  # a second update changes nothing; the entry stays fuzzy until reviewed
+    i18n.write_translation(course, "zh", "notebooks", stem, cell.id, "中文，更新。", english["source"])
+    assert not i18n.check(course).stale
+
+
+def test_strict_check_fails_on_one_fuzzy_entry_and_on_one_missing_entry(course, capsys):
+    import polib
+
+    for edition in i18n.SOURCE_EDITIONS:
+        for name in CHAPTERS:
+            for cell in exercises.read_notebook(course / edition / name).cells:
+                if cell.cell_type == "markdown":
+                    i18n.write_translation(course, "zh", edition, Path(name).stem, cell.id, "中文。", cell.source)
+    i18n.build(course)
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 0
+    path = i18n.translation_path(course, "zh", "solutions", Path(CHAPTERS[1]).stem)
+    catalogue = polib.pofile(str(path))
+    catalogue[0].flags.append("fuzzy")  # marked for review, its English unchanged
+    catalogue.save()
+    i18n.build(course)
+    capsys.readouterr()
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 1
+    assert catalogue[0].msgctxt in capsys.readouterr().out
+    catalogue[0].flags.remove("fuzzy")
+    removed = catalogue.pop(1)
+    catalogue.save()
+    i18n.build(course)
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 1
+    assert f"cell {removed.msgctxt}: no Chinese text" in capsys.readouterr().out
+    catalogue.append(removed)
+    catalogue.save()
+    i18n.build(course)
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 0
+
+
+SHIPPED = sorted((REPO / "i18n" / "zh").glob("*/*.po")) + [messages.catalogue_path("zh")]
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.name)
+def test_every_shipped_catalogue_reads_and_has_a_valid_header(path):
+    import polib
+
+    catalogue = polib.pofile(str(path))
+    assert catalogue.metadata["Language"] == "zh_CN"
+    assert catalogue.metadata["Content-Type"] == "text/plain; charset=UTF-8"
+    assert re.fullmatch(r"nplurals=1; plural=0;", catalogue.metadata["Plural-Forms"])
+    assert catalogue.translated_entries() and not catalogue.fuzzy_entries() and not catalogue.obsolete_entries()
+    if path.suffix == ".po" and "i18n" in path.parts:
+        assert all(entry.msgctxt for entry in catalogue)  # every entry names its cell
+    assert len({(entry.msgctxt, entry.msgid) for entry in catalogue}) == len(catalogue)
+
+
+def mo_disagreements(mo_path, po_path):
+    """The entries where the compiled catalogue, read by the standard gettext module, differs from the .po."""
+    import gettext
+
+    import polib
+
+    with open(mo_path, "rb") as file:
+        compiled = dict(gettext.GNUTranslations(file)._catalog)
+    source = {(f"{entry.msgctxt}\x04" if entry.msgctxt else "") + entry.msgid: entry.msgstr
+              for entry in polib.pofile(str(po_path)).translated_entries()}
+    compiled.pop("", None)  # the header
+    return sorted(key for key in set(compiled) | set(source) if compiled.get(key) != source.get(key))
+
+
+def test_the_shipped_mo_is_compiled_from_the_shipped_po(tmp_path):
+    import polib
+
+    po = messages.catalogue_path("zh")
+    assert mo_disagreements(po.with_suffix(".mo"), po) == []
+    assert not any(".mo" in line for line in i18n.check().generated)
+    changed = polib.pofile(str(po))  # the check sees a .po edited after the .mo was compiled
+    edited = changed.translated_entries()[-1]  # a figure string (no msgctxt)
+    edited.msgstr += "（改）"
+    changed.save(str(tmp_path / "changed.po"))
+    assert mo_disagreements(po.with_suffix(".mo"), tmp_path / "changed.po") == [edited.msgid]
+
+
+def test_the_repository_glossary_has_forty_terms_with_english():
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    assert len(terms) >= 40
+    by_zh = {term.zh: term for term in terms}
+    for chinese, english in (("掩码语言模型", "masked language model"), ("下一句预测", "next-sentence prediction"),
+                             ("微调", "fine-tuning"), ("一句话蒸馏", "one-sentence distillation")):
+        assert english in by_zh[chinese].en
+    # no variant may be a Chinese term of its own, or the check would forbid a word the course must use
+    assert not {variant for term in terms for variant in term.avoid} & set(by_zh)
+
+
+# -------------------------------------------------------------------------------------------------- grading
+
+SOLUTION_CELL = "### BEGIN SOLUTION\nanswer = 6 * 7\n### END SOLUTION"
+CHECK_CELL = "from bertlib_course.checks import check_equal, done\ncheck_equal('answer', answer, 42)\ndone('9.1')"
+
+
+def write_toy(root):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 09 · Toy\n\nCompute the answer."),
+                nbformat.v4.new_code_cell(SOLUTION_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "solution"}}),
+                nbformat.v4.new_code_cell(CHECK_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "check"}})]
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"toy-{index}"
+    (root / "solutions").mkdir(parents=True)
+    nbformat.write(nb, str(root / "solutions" / "09_toy.ipynb"))
+    (root / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "glossary.md", root / "docs" / "glossary.md")
+    i18n.write_translation(root, "zh", "solutions", "09_toy", "toy-0", "# 09 · 玩具\n\n算出答案。", nb.cells[0].source)
+    i18n.build(root)
+
+
+def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
+    write_toy(tmp_path)
+    exercises.build(tmp_path / "solutions", tmp_path / "exercises")
+    solution_paths = [tmp_path / "solutions" / "09_toy.ipynb"]
+    solution = exercises.read_notebook(solution_paths[0])
+    for folder in ("solutions", "exercises"):
+        english = exercises.read_notebook(tmp_path / folder / "09_toy.ipynb")
+        chinese = exercises.read_notebook(tmp_path / folder / "zh" / "09_toy.ipynb")
+        if folder == "exercises":  # the same cells, but for the stubs' comment and message
+            assert exercises.STUB_COMMENTS["zh"] in chinese.cells[1].source
+            assert 'raise NotImplementedError("练习 9.1：在此写下你的代码")' in chinese.cells[1].source
+            chinese.cells = nbformat.from_dict(with_english_stubs(chinese.cells))
+        assert grading.grading_cells(chinese, solution) == grading.grading_cells(english, solution)
+        assert grading.identify(tmp_path / folder / "zh" / "09_toy.ipynb", solution_paths).solution == \
+            solution_paths[0]
+    renamed = tmp_path / "作业.ipynb"  # a learner's renamed copy is still found by the chapter id in its metadata
+    shutil.copy(tmp_path / "exercises" / "zh" / "09_toy.ipynb", renamed)
+    plan = grading.identify(renamed, solution_paths)
+    assert plan.solution == solution_paths[0] and plan.how == "the chapter id in its metadata"
+
+
+@pytest.mark.slow
+def test_bertlib_grade_grades_a_chinese_submission_against_the_english_solutions(tmp_path):
+    write_toy(tmp_path)
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    # One kernel start (the blank copy's cells are the English exercise's, proven by the test above).
+    shutil.copy(tmp_path / "solutions" / "zh" / "09_toy.ipynb", submissions / "作业_09.ipynb")
+    wrong = nbformat.read(str(tmp_path / "solutions" / "zh" / "09_toy.ipynb"), as_version=4)
+    wrong.cells[1].source = wrong.cells[1].source.replace("6 * 7", "6 * 8")
+    nbformat.write(wrong, str(submissions / "错误_09.ipynb"))
+    rows = grading.grade([submissions], tmp_path / "grades.csv", solutions_dir=tmp_path / "solutions", timeout=120)
+    assert [(Path(row["notebook"]).name, row["exercise"], row["status"], row["score"]) for row in rows] == [
+        ("作业_09.ipynb", "9.1", "passed", 1), ("错误_09.ipynb", "9.1", "failed", 0)]
+    # The feedback of a Chinese submission is in Chinese: the runner passes the notebook's language to the kernel.
+    assert re.search("[\u4e00-\u9fff]", rows[1]["message"]), rows[1]["message"]
+
+
+# ------------------------------------------------------------------------------------------ messages, plots
+
+def test_language_follows_the_variable_then_the_notebook_then_the_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("BERTLIB_LANG", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert messages.language() == "en"
+    folder = tmp_path / "notebooks" / "zh"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert messages.language() == "zh"
+    monkeypatch.chdir(tmp_path)
+    notebook = tmp_path / "chapter.ipynb"
+    notebook.write_text(json.dumps({"metadata": {"bertlib": {"lang": "zh"}}, "cells": []}), encoding="utf-8")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    assert messages.language() == "zh"
+    monkeypatch.setenv("BERTLIB_LANG", "en_US.UTF-8")
+    assert messages.language() == "en"
+    monkeypatch.setenv("BERTLIB_LANG", "zh_CN")
+    assert messages.language() == "zh"
+    monkeypatch.setenv("BERTLIB_LANG", "klingon")
+    with pytest.raises(ValueError, match="klingon"):
+        messages.language()
+
+
+def test_build_compiles_the_runtime_catalogue_and_update_adds_the_strings_it_lacks(course, monkeypatch):
+    """A runtime catalogue in the repository: `check` fails while its .mo is not compiled from it, `build`
+    compiles it, and `update` gives a figure string the notebooks show an empty entry (still untranslated)."""
+    import polib
+
+    po = course / "course" / "locale" / "zh" / "LC_MESSAGES" / "bertlib_course.po"
+    po.parent.mkdir(parents=True)
+    shutil.copy(messages.catalogue_path("zh"), po)
+    monkeypatch.setattr(messages, "catalogue_path", lambda lang="zh": po)
+    mo = "course/locale/zh/LC_MESSAGES/bertlib_course.mo"
+    assert f"{mo}: not compiled from its .po (run `coursekit i18n build`)" in i18n.check(course).generated
+    assert course / mo in i18n.build(course)
+    assert mo_disagreements(course / mo, po) == [] and i18n.build(course) == []
+    code = [cell.source for cell in exercises.read_notebook(course / "notebooks" / CHAPTERS[0]).cells
+            if cell.cell_type == "code"]
+    shown = next(text for source in code for text in i18n.runtime_strings(source))
+    catalogue = polib.pofile(str(po))
+    catalogue.remove(next(entry for entry in catalogue if entry.msgid == shown and not entry.msgctxt))
+    catalogue.save()
+    coverage = i18n.check(course)
+    assert any(repr(shown) in line for line in coverage.untranslated)
+    assert f"{mo}: not compiled from its .po (run `coursekit i18n build`)" in coverage.generated
+    assert po in i18n.update(course)
+    (added,) = [entry for entry in polib.pofile(str(po)) if entry.msgid == shown]
+    assert added.msgstr == "" and not added.msgctxt
+    assert any(repr(shown) in line for line in i18n.check(course).untranslated)
+
+
+def test_a_course_without_a_runtime_catalogue_hook_has_its_figure_texts_not_checked(course, monkeypatch):
+    """The runtime catalogue is the course's (its `runtime_catalogue` hook): without the hook, `check` says the
+    figure texts were not checked (never that none lacks Chinese) and `build` compiles no .mo."""
+    from bertlib_course import kit
+
+    assert i18n.runtime_catalogue("zh") == messages.catalogue_path("zh")
+    assert i18n.check(course).summary().endswith(", 0 hints and figure texts without Chinese")
+    monkeypatch.delattr(kit, "runtime_catalogue")
+    coverage = i18n.check(course)
+    assert i18n.runtime_catalogue("zh") is None and coverage.untranslated == []
+    assert coverage.summary().endswith(", hints and figure texts not checked (the course's hooks name no "
+                                       "runtime_catalogue)")
+    assert not any(path.suffix == ".mo" for path in i18n.build(course))
+
+
+def test_every_message_has_both_languages_with_the_same_fields():
+    import string
+
+    import polib
+
+    chinese = {entry.msgctxt: entry for entry in polib.pofile(str(messages.catalogue_path("zh"))) if entry.msgctxt}
+    for key, english in messages.MESSAGES.items():
+        assert chinese[key].msgid == english and chinese[key].translated(), key
+        fields = [{name for _, name, _, _ in string.Formatter().parse(text) if name}
+                  for text in (english, chinese[key].msgstr)]
+        assert fields[0] == fields[1], key
+    assert messages.message("not_expected", lang="zh", name="softmax(x)") == "✘ softmax(x) 与预期不符。"
+    assert messages.message("not_expected", lang="en", name="softmax(x)") == "✘ softmax(x) is not what was expected."
+
+
+def test_translate_fills_templates_and_leaves_unknown_text_alone():
+    assert messages.translate("epoch", lang="zh") == "轮次"
+    assert messages.translate("epoch", lang="en") == "epoch"
+    # A listed field is translated too (issue 25: the title read "关注previous token"); an unlisted one stays.
+    assert messages.translate("block 0, head 2: attends to the previous token", lang="zh") == \
+        "第 0 层第 2 个注意力头：关注前一个词元"
+    assert messages.translate("block 1, head 1: attends to the [CLS]", lang="zh") == "第 1 层第 1 个注意力头：关注[CLS]"
+    assert messages.translate("not a course string", lang="zh") == "not a course string"
+
+
+def test_runtime_strings_of_a_cell_are_found_as_templates():
+    source = ('ax.set_title(f"block {layer}, head {head}: attends to the {pattern}")\n'
+              'ax.set(xlabel="epoch", ylabel="training accuracy")\ncheck_equal("x", x, 1, hint="4H with H = 768")\n'
+              'plt.plot(x, y, label=f"measured ({len(slots)} tokens)")\n%matplotlib inline')
+    assert i18n.runtime_strings(source) == ["block {layer}, head {head}: attends to the {pattern}", "epoch",
+                                            "training accuracy", "4H with H = 768", "measured ({len} tokens)"]
+
+
+def test_runtime_strings_cover_ticks_texts_and_the_spread_plot():
+    source = ('evidence.show_spread(d, f"{key}: minus 80/10/10 ({STEPS} steps)", "accuracy (points)")\n'
+              'ax.set_xticks(range(2), ["IsNext", "NotNext"])\nax.text(0, 1, "forward stack")\n'
+              'ax.errorbar(0, 1, label="median and range" if first else None)\nax.set_xlabel(f"{value}%")')
+    assert i18n.runtime_strings(source) == ["{key}: minus 80/10/10 ({STEPS} steps)", "accuracy (points)", "IsNext",
+                                            "NotNext", "forward stack", "median and range"]  # "{value}%": no word
+
+
+def test_series_strings_follow_labels_through_loops_and_dicts_across_cells():
+    cells = ['effects = {f"{task.upper()}: No NSP minus NSP": [1] for task in tasks}',
+             'effects["MLM accuracy: No NSP minus NSP"] = [2]\nother = {"not shown": 1}',
+             'links = {"no keep: trusts less": [1], "H=16": [2]}\nGROUPS = ("feed-forward", "pooler")',
+             'show_spread(effects, "t", "y")\nshow_spread(links, title="t", ylabel="y")\n'
+             'plot_grouped_bars({"series a": {"group b": 1.0}})',
+             # a loop over literals fills a dict that a later cell plots (chapter 01's telephone task)
+             'runs = {}\nfor name, causal in (("left-to-right", True), ("bidirectional", False)):\n    runs[name] = 1',
+             'plot_lines({name: run for name, run in runs.items()})',
+             # a label held by a loop variable, through a tuple of tuples, zip, enumerate and a named tuple
+             'for seconds, label in ((a, "key-value cache"), (b, "re-encode")):\n    ax.plot(seconds, label=label)',
+             'panels = [("signal", "Signal per token"), ("mask", "Mismatch")]\n'
+             'for ax, (key, title) in zip(axes, panels):\n    ax.set(title=title)',
+             'for offset, group in enumerate(GROUPS):\n    ax.bar(offset, 1, label=group)',
+             'sets = {"Python docs (held out)": 1}\nax.set_xticks(range(1), list(sets))',
+             'for name in other:\n    print(name)\nfor model in models:\n    ax.plot(1, label=model.name)',
+             'parts, lengths = ("attention scores", "whole backbone"), (128, 512)\nax.bar(parts, [1, 2])',
+             'shares = {"random": 0.1, "unchanged": 0.1}\nnames = list(shares)\nax.set_xticks(range(2), names)']
+    assert sorted(i18n.series_strings(cells)) == sorted([
+        "no keep: trusts less", "series a", "group b", "{task}: No NSP minus NSP", "MLM accuracy: No NSP minus NSP",
+        "left-to-right", "bidirectional", "key-value cache", "re-encode", "Signal per token", "Mismatch",
+        "feed-forward", "pooler", "Python docs (held out)", "attention scores", "whole backbone", "random",
+        "unchanged"])
+    # "not shown" is printed, never plotted; a model's name flows through an attribute, which is not followed
+
+
+def test_every_figure_text_of_the_library_and_the_notebooks_has_chinese():
+    """Issue 25: every figure text appears in Chinese; the library's own labels and defaults included."""
+    import ast
+    import inspect
+
+    from bertlib_course import evidence, plots
+
+    for module in (plots, evidence):
+        source = inspect.getsource(module)
+        shown = i18n.runtime_strings(source)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                names = [arg.arg for arg in node.args.args][len(node.args.args) - len(node.args.defaults):]
+                shown += [default.value for name, default in zip(names, node.args.defaults)
+                          if name in ("title", "xlabel", "ylabel") and isinstance(default, ast.Constant)
+                          and isinstance(default.value, str) and default.value]
+        assert [text for text in i18n._shown(shown) if text not in messages.strings("zh")] == [], module.__name__
+    assert i18n.untranslated_strings() == {}
+
+
+@pytest.fixture()
+def plot_state():
+    with matplotlib.rc_context():
+        yield
+        messages.use_plot_language("en")
+        plt.close("all")
+
+
+def glyphs_missing(text, font_path):
+    charmap = FT2Font(font_path).get_charmap()
+    return [char for char in text if not char.isspace() and ord(char) not in charmap]
+
+
+@pytest.mark.skipif(messages.cjk_font() is None, reason="no CJK font on this machine (make installs fonts-noto-cjk)")
+def test_chinese_titles_are_drawn_with_a_font_that_has_their_glyphs(plot_state):
+    import bertlib_course as course
+
+    assert course.set_plot_style(lang="zh") == "zh"
+    figure, axis = plt.subplots()
+    axis.set_title("掩码语言模型")
+    axis.set_xlabel("epoch")
+    assert axis.get_xlabel() == "轮次"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font(s)" when it draws a box
+        figure.canvas.draw()
+    title = axis.title
+    fonts = font_manager.fontManager._find_fonts_by_props(title.get_fontproperties())
+    covering = [path for path in fonts if not glyphs_missing("掩码语言模型", path)]
+    assert covering, f"no font of {fonts} has the glyphs of 掩码语言模型"
+    assert FT2Font(covering[0]).family_name in messages.CJK_FONTS
+
+
+def test_without_a_cjk_font_figures_stay_english(plot_state, monkeypatch):
+    import bertlib_course as course
+
+    monkeypatch.setattr(messages, "cjk_font", lambda: None)
+    with pytest.warns(UserWarning, match="fonts-noto-cjk"):
+        assert course.set_plot_style(lang="zh") == "en"
+    _, axis = plt.subplots()
+    axis.set_xlabel("epoch")
+    assert axis.get_xlabel() == "epoch"
+
+
+@pytest.mark.slow
+def test_one_chinese_notebook_runs_whole_in_its_language(tmp_path):
+    """solutions/zh/01 run top to bottom in fast mode from its own folder, as Jupyter and nbval run it."""
+    import inspect
+
+    import nbclient
+
+    from bertlib_course import checks
+
+    for edition in i18n.SOURCE_EDITIONS:
+        (tmp_path / edition).mkdir()
+        shutil.copy(REPO / edition / CHAPTERS[0], tmp_path / edition / CHAPTERS[0])
+    shutil.copytree(REPO / "i18n", tmp_path / "i18n")
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "glossary.md", tmp_path / "docs" / "glossary.md")
+    i18n.build(tmp_path)
+    path = tmp_path / "solutions" / "zh" / CHAPTERS[0]
+    nb = nbformat.read(str(path), as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent)}})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BERTLIB_FAST", "1")
+        patch.delenv("BERTLIB_LANG", raising=False)
+        client.execute()
+    printed = "".join(output.get("text", "") for cell in nb.cells if cell.cell_type == "code"
+                      for output in cell.outputs)
+    exercise_ids = list(exercises.exercise_cells(nb))
+    # Chinese once bertlib_course.checks prints through bertlib_course.messages; English until then.
+    lang = "zh" if "bertlib_course.messages" in inspect.getsource(checks) else "en"
+    for exercise_id in exercise_ids:
+        assert messages.message("exercise_passed", lang=lang, exercise_id=exercise_id) in printed
+
+
+def test_unwrapping_keeps_the_markdown_structure_and_removes_gaps_between_chinese_characters():
+    """On every Chinese text of the course, rendered by mistune (nbconvert's Markdown renderer)."""
+    import re
+
+    mistune = pytest.importorskip("mistune")
+    render = mistune.create_markdown(plugins=["table"])
+    cjk_break = re.compile(r"[\u2e80-\uffff]\n[\u2e80-\uffff]")
+    texts = [entry["zh"] for path in sorted((REPO / "i18n" / "zh").rglob("*.po"))
+             for entry in i18n.read_translations(path).values()]
+    assert len(texts) > 50
+    for text in texts:
+        wrapped, unwrapped = render(text), render(i18n.unwrap_cjk(text))
+        assert re.findall(r"</?\w+", wrapped) == re.findall(r"</?\w+", unwrapped), text[:80]
+        assert not cjk_break.search(re.sub(r"<pre>.*?</pre>", "", unwrapped, flags=re.S)), text[:80]
+
+
+# --- typesetting (`coursekit i18n check --strict`) -------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad, good", [
+    ("BERT 是双向的 。", "BERT 是双向的。"),
+    ("见 §3.1 ，这里", "见 §3.1，这里"),
+    ("第一句。 第二句", "第一句。第二句"),
+    ("论文（§3.1） 说", "论文（§3.1）说"),
+    ("这就是 “深层双向”", "这就是“深层双向”"),
+    ("模型 —— 它很大", "模型——它很大"),
+    ("还有 ……", "还有……"),
+    ("全角空格\u3000，", "全角空格，"),
+])
+def test_typesetting_refuses_a_space_against_full_width_punctuation(bad, good):
+    problems = i18n.typesetting_problems(bad)  # one per space ("模型 —— 它": two)
+    assert problems and all("full-width punctuation" in problem and bad[:3] in problem for problem in problems)
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ('它叫"深层双向"。', "它叫“深层双向”。"),
+    ("它叫'深层双向'。", "它叫“深层双向”。"),
+    ("它叫「深层双向」。", "它叫“深层双向”。"),
+    ("它叫“深层双向“。", "它叫“深层双向”。"),
+])
+def test_typesetting_quotes_chinese_text_with_curly_quotes(bad, good):
+    assert any("quote" in problem for problem in i18n.typesetting_problems(bad))
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ("##练习 1.1 · 注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 练习 1.1·注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 练习 1.1 ・ 注意力掩码", "## 练习 1.1 · 注意力掩码"),
+    ("## 学习目标：", "## 学习目标"),
+    ("## 学习目标 ##", "## 学习目标"),
+    ("## **学习目标**", "## 学习目标"),
+    ("学习目标\n--------\n\n正文。", "## 学习目标\n\n正文。"),
+])
+def test_typesetting_allows_one_heading_form(bad, good):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert "heading" in problem and "学习目标" in problem or "注意力掩码" in problem
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("bad", ["解读者观点：论文没有说。", "[解读者观点] 论文没有说。", "**解读者观点**论文没有说。",
+                                 "【解读者观点】：论文没有说。", "我们的看法是论文没有说。"])
+def test_typesetting_has_one_our_reading_marker(bad):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert i18n.OUR_READING in problem
+    assert i18n.typesetting_problems("一句事实。【解读者观点】论文没有说。") == []
+    assert i18n.typesetting_problems("- 【解读者观点】列表里的标记。") == []
+
+
+@pytest.mark.parametrize("bad, good", [
+    ("这是** 重点**。", "这是**重点**。"),
+    ("这是**重点 **。", "这是**重点**。"),
+    ("这是 **重点** 内容。", "这是**重点**内容。"),
+    ("这是 *重点*。", "这是*重点*。"),
+    ("第一，**不带** 任何东西。", "第一，**不带**任何东西。"),
+])
+def test_typesetting_emphasis_has_no_stray_spaces(bad, good):
+    (problem,) = i18n.typesetting_problems(bad)
+    assert "emphasis" in problem
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("text", [
+    "在读到 **invented the telephone** 之前，模型已经算好了 **Bell** 的表示。",  # Latin keeps its space
+    '代码 `print("中文")` 和 `x , y` 不算。',
+    "数学 $a , b$ 和 $$\\text{“x” ,}$$ 不算。",
+    "链接 [导读](https://example.com/a ,b) 和 https://example.com/“x” 不算。",
+    "```python\nprint('中文') ，\n```\n\n正文。",
+    "| 列 | 说明 |\n|---|---|\n| 一 | 二。 |",
+    "- “列表”开头的引号，\n1. （编号）列表，\n> “引文”。",
+    "## L3 · “ELMo 也是双向的”",
+    "BERT's 词表 and GPT's 词表。",
+    "$2 * 3 * 4$，以及 2 * 3 * 4。",
+])
+def test_typesetting_leaves_code_math_urls_and_markdown_layout_alone(text):
+    assert i18n.typesetting_problems(text) == []
+
+
+def test_strict_check_names_the_file_the_cell_and_the_text_of_a_typesetting_problem(course):
+    cell = first_markdown(course / "solutions" / CHAPTERS[0])
+    stem = Path(CHAPTERS[0]).stem
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "# 标题\n\n这是 “深层双向” 。", cell.source)
+    i18n.build(course)
+    coverage = i18n.check(course)
+    assert len(coverage.typesetting) == 3  # the three spaces
+    assert all(line.startswith(f"i18n/zh/solutions/{stem}.po, cell {cell.id}: ") for line in coverage.typesetting)
+    assert "“深层双向”" in coverage.typesetting[0]
+    assert not coverage.failures(strict=False) and set(coverage.typesetting) <= set(coverage.failures(strict=True))
+    i18n.write_translation(course, "zh", "solutions", stem, cell.id, "# 标题\n\n这是“深层双向”。", cell.source)
+    assert i18n.check(course).typesetting == []
+
+
+def test_unwrapping_joins_a_line_ending_in_full_width_punctuation_without_a_space():
+    assert i18n.unwrap_cjk("第一句。\nBERT 是双向的，\n`x` 也是") == "第一句。BERT 是双向的，`x` 也是"
+    assert i18n.unwrap_cjk("the `x`\n值") == "the `x` 值"
+
+
+# Each `MARK_RULES` rule on a sentence of the Chinese chapters as they stood before issue 39 (bad) and as corrected.
+@pytest.mark.parametrize("bad, good, rule", [
+    ("第 07 章会再回到这一点。", "第 7 章会再回到这一点。", "zero-padded chapter"),
+    ("这是第 [05](05_recipe.ipynb) 章的两条岔路", "这是第 [5](05_recipe.ipynb) 章的两条岔路", "zero-padded chapter"),
+    ("衰减直线从第 0 步起就是", "衰减直线从第一步（`step = 0`）起就是", "zero-based index"),
+    ("提升来自预训练目标和规模（第 3-5 章）。", "提升来自预训练目标和规模（第 3–5 章）。", "hyphen in a number range"),
+    ("主要结果（§4.1-4.4）", "主要结果（§4.1–4.4）", "hyphen in a number range"),
+    ("准确率达到 97-98%", "准确率达到 97%–98%", "hyphen in a number range"),
+    ("同时把“Bell”、“invented”和问题里的“who”", "同时把“Bell”“invented”和问题里的“who”", "顿号"),
+    ("再加上嵌入，(词表大小 + 512 + 2)·H。", "再加上嵌入，（词表大小 + 512 + 2）·H。", "half-width punctuation"),
+    ("`ABSTRACT` 以 (分数, 绝对提升) 的形式", "`ABSTRACT` 以（分数，绝对提升）的形式", "half-width punctuation"),
+    ("拼接出的 [左状态; 右状态] 把两者", "拼接出的 [左状态；右状态] 把两者", "half-width punctuation"),
+    ("本课程讲 BERT（Devlin et al., 2018,“BERT: Pre-training”）", "本课程讲 BERT（《BERT: Pre-training》，Devlin et al., 2018）",
+     "half-width punctuation"),
+    ("注意: 这里", "注意：这里", "half-width punctuation"),
+    ("GPT：单向＋微调。", "GPT：单向 + 微调。", "full-width letter, digit or operator"),
+    ('论文说每个词都能 "see itself"。', "论文说每个词都能“see itself”。", "straight quotes"),
+])
+def test_typesetting_catches_the_marks_of_issue_39(bad, good, rule):
+    assert any(rule in problem for problem in i18n.typesetting_problems(bad)), i18n.typesetting_problems(bad)
+    assert i18n.typesetting_problems(good) == []
+
+
+@pytest.mark.parametrize("text", [
+    "放在 Colab TPU v2-8（8 个副本）上", "学习率是 2e-3，SST-2 和 GPT-2 都不算范围。", "代码 `第 05 章` 和 `f(x, y)` 不算。",
+    "数学 $1-4$ 和 $(a, b)$ 不算。", "第 0 章是总览。", "按第 12 层词元 3 的状态。", "English only, (a): b; c? 1-4",
+    "见 [图](https://example.com/a,b(c)) 和 ![图](x.png)。",
+])
+def test_the_marks_rules_leave_legitimate_text_alone(text):
+    assert i18n.typesetting_problems(text) == []
+
+
+def test_the_term_list_holds_one_rendering_per_word_and_reads_prose_only():
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    bad = ("检查单元会用你的权重构建。每个编码器块 12H²。见上面的打印。正向模型用因果掩码。生成时用不了 KV 缓存。"
+           "`[CLS]` 摘要向量 C。唯一的区别就是 LSTM 对 Transformer。")
+    found = i18n.glossary_problems(bad, terms)
+    for variant, chosen in (("单元", "单元格"), ("编码器块", "层"), ("的打印", "输出"), ("正向", "前向"),
+                            ("KV 缓存", "键值缓存"), ("摘要向量", "聚合表示"), ("LSTM 对 Transformer", "还是用")):
+        assert any(f"uses {variant!r}" in problem and chosen in problem for problem in found), (variant, found)
+    good = ("检查单元格会用你的权重构建。每个编码器层 12H²。见上面的输出。前向模型用因果掩码。生成时用不了键值缓存。"
+            "`[CLS]` 的聚合表示 C。唯一的区别就是用 LSTM 还是用 Transformer。在 `with` 块内，16 块芯片。")
+    assert i18n.glossary_problems(good, terms) == []
+    # the variant inside the chosen term is the term; code and URLs are not prose
+    assert i18n.glossary_problems("运行解答单元格；`KV 缓存` 和 https://example.com/正向 不算。", terms) == []

@@ -1,0 +1,277 @@
+"""The pretraining data pipeline: arrays, tf.data with dynamic masking, TFRecords, the `bertlib data` command."""
+
+import argparse
+import json
+import random
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bertlib.text import data
+from bertlib.text.masking import MaskedLMMasker
+from bertlib.text.nsp import create_nsp_instances
+
+SEQ_LENGTH = 32
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return data.default_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def documents(tokenizer):
+    words = [word for word in tokenizer.vocabulary[2000:8000] if word.isalpha()]
+    rng = random.Random(0)
+    return [[" ".join(rng.choice(words) for _ in range(rng.randint(2, 12))) + "."
+             for _ in range(rng.randint(1, 10))] for _ in range(60)]
+
+
+@pytest.fixture(scope="module")
+def arrays(documents, tokenizer):
+    return data.build_pretraining_arrays(documents, tokenizer, max_seq_length=SEQ_LENGTH, seed=0)
+
+
+@pytest.fixture(scope="module")
+def masker(tokenizer):
+    return MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=5)
+
+
+def test_default_tokenizer_is_the_real_uncased_vocabulary(tokenizer):
+    assert tokenizer.vocabulary_size == 30522
+    assert (tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id, tokenizer.mask_id) == (0, 101, 102, 103)
+
+
+def test_instances_to_arrays_pads_each_instance(tokenizer, documents):
+    instances = create_nsp_instances(documents, tokenizer, max_seq_length=SEQ_LENGTH, seed=0)
+    arrays = data.instances_to_arrays(instances, SEQ_LENGTH)
+    assert {key: value.shape for key, value in arrays.items()} == {
+        "token_ids": (len(instances), SEQ_LENGTH), "segment_ids": (len(instances), SEQ_LENGTH),
+        "padding_mask": (len(instances), SEQ_LENGTH), "next_sentence_labels": (len(instances),)}
+    for row, instance in enumerate(instances):
+        length = len(instance["token_ids"])
+        assert arrays["token_ids"][row, :length].tolist() == instance["token_ids"]
+        assert arrays["segment_ids"][row, :length].tolist() == instance["segment_ids"]
+        assert arrays["padding_mask"][row].tolist() == [1] * length + [0] * (SEQ_LENGTH - length)
+        assert (arrays["token_ids"][row, length:] == tokenizer.pad_id).all()
+        assert arrays["next_sentence_labels"][row] == int(instance["is_random_next"])
+    with pytest.raises(ValueError, match="max_seq_length=8"):
+        data.instances_to_arrays(instances, 8)
+    with pytest.raises(ValueError, match="empty"):
+        data.instances_to_arrays([], SEQ_LENGTH)
+
+
+def test_dupe_factor_repeats_creation_with_new_seeds(documents, tokenizer, arrays):
+    doubled = data.build_pretraining_arrays(documents, tokenizer, max_seq_length=SEQ_LENGTH, dupe_factor=2, seed=0)
+    expected = [instance["token_ids"] for seed in (0, 1)
+                for instance in create_nsp_instances(documents, tokenizer, max_seq_length=SEQ_LENGTH, seed=seed)]
+    rows = [ids[:length].tolist() for ids, length in zip(doubled["token_ids"], doubled["padding_mask"].sum(1))]
+    assert sorted(rows) == sorted(expected)
+    assert rows != expected  # shuffled, as the original
+    with pytest.raises(ValueError, match="dupe_factor=0"):
+        data.build_pretraining_arrays(documents, tokenizer, dupe_factor=0)
+
+
+def test_dataset_has_fixed_shapes_and_a_correct_mask(arrays, masker):
+    dataset = data.pretraining_dataset(arrays, 8, masker, seed=0)
+    spec = dataset.element_spec
+    assert {key: (tuple(value.shape), value.dtype.name) for key, value in spec.items()} == {
+        "token_ids": ((8, SEQ_LENGTH), "int32"), "segment_ids": ((8, SEQ_LENGTH), "int32"),
+        "padding_mask": ((8, SEQ_LENGTH), "int32"), "next_sentence_labels": ((8,), "int32"),
+        "mask_positions": ((8, 5), "int32"), "mask_ids": ((8, 5), "int32"), "mask_weights": ((8, 5), "float32")}
+    for batch in dataset.take(5):
+        batch = {key: value.numpy() for key, value in batch.items()}
+        weights = batch["mask_weights"] > 0
+        rows = np.arange(8)[:, None]
+        original = batch["token_ids"].copy()
+        original[rows, batch["mask_positions"]] = np.where(weights, batch["mask_ids"],
+                                                           original[rows, batch["mask_positions"]])
+        # Undoing the mask gives back a row of the arrays, with its own labels.
+        for row in range(8):
+            matches = np.flatnonzero((arrays["token_ids"] == original[row]).all(axis=1))
+            assert len(matches) >= 1
+            assert arrays["next_sentence_labels"][matches[0]] == batch["next_sentence_labels"][row]
+        assert weights.any(axis=1).all()
+
+
+def test_dataset_is_deterministic_and_skip_resumes(arrays, masker):
+    def batches(dataset, count):
+        return [{key: value.numpy() for key, value in batch.items()} for batch in dataset.take(count)]
+
+    steps_per_epoch = len(arrays["token_ids"]) // 8
+    run = batches(data.pretraining_dataset(arrays, 8, masker, seed=3), steps_per_epoch + 4)
+    again = batches(data.pretraining_dataset(arrays, 8, masker, seed=3), steps_per_epoch + 4)
+    resumed = batches(data.pretraining_dataset(arrays, 8, masker, seed=3).skip(steps_per_epoch + 1), 3)
+    for first, second in zip(run, again):
+        assert all(np.array_equal(first[key], second[key]) for key in first)
+    started = batches(data.pretraining_dataset(arrays, 8, masker, seed=3, start_batch=steps_per_epoch + 1), 3)
+    for first, second, third in zip(run[steps_per_epoch + 1:], resumed, started):
+        assert all(np.array_equal(first[key], second[key]) and np.array_equal(first[key], third[key])
+                   for key in first)
+    other_seed = batches(data.pretraining_dataset(arrays, 8, masker, seed=4), 1)[0]
+    assert not np.array_equal(other_seed["token_ids"], run[0]["token_ids"])
+
+
+def test_each_epoch_is_a_new_order_and_a_new_mask(arrays, masker):
+    count = len(arrays["token_ids"])
+    steps_per_epoch = count // 8
+    in_order = [batch for batch in data.pretraining_dataset(arrays, 8, masker, shuffle=False, repeat=False)]
+    assert len(in_order) == steps_per_epoch  # the incomplete batch is dropped
+    np.testing.assert_array_equal(np.concatenate([batch["padding_mask"] for batch in in_order]),
+                                  arrays["padding_mask"][:steps_per_epoch * 8])
+
+    repeated = list(data.pretraining_dataset(arrays, 8, masker, shuffle=False).take(2 * steps_per_epoch))
+    first, second = repeated[:steps_per_epoch], repeated[steps_per_epoch:]
+    same_rows = all(np.array_equal(a["padding_mask"], b["padding_mask"]) for a, b in zip(first, second))
+    same_masks = all(np.array_equal(a["mask_positions"], b["mask_positions"]) for a, b in zip(first, second))
+    assert same_rows and not same_masks
+
+    # Label each row with its index to follow it: each epoch is a permutation of distinct rows.
+    indexed = dict(arrays, next_sentence_labels=np.arange(count, dtype=np.int32))
+    shuffled = list(data.pretraining_dataset(indexed, 8, masker, seed=0).take(2 * steps_per_epoch))
+    orders = [np.concatenate([batch["next_sentence_labels"] for batch in epoch])
+              for epoch in (shuffled[:steps_per_epoch], shuffled[steps_per_epoch:])]
+    for order in orders:
+        assert len(set(order.tolist())) == steps_per_epoch * 8
+    assert not np.array_equal(orders[0], orders[1])
+
+
+def test_dataset_bad_input_is_a_clear_error(arrays, masker):
+    with pytest.raises(ValueError, match="batch_size"):
+        data.pretraining_dataset(arrays, len(arrays["token_ids"]) + 1, masker)
+    with pytest.raises(ValueError, match="static mask"):
+        data.pretraining_dataset(arrays, 8, None)
+    with pytest.raises(ValueError, match="next_sentence_labels"):
+        data.pretraining_dataset({"token_ids": arrays["token_ids"]}, 8, masker)
+
+
+def test_tfrecords_round_trip_with_the_original_feature_names(arrays, masker, tmp_path):
+    static = dict(arrays, **masker(arrays["token_ids"], seed=0))
+    paths = data.write_tfrecords(static, tmp_path, num_shards=3)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(path.name for path in paths)  # no temp files
+    example = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(str(paths[0])))).numpy())
+    assert set(example.features.feature) == {"input_ids", "input_mask", "segment_ids", "next_sentence_labels",
+                                             "masked_lm_positions", "masked_lm_ids", "masked_lm_weights"}
+    read = data.read_tfrecords(tmp_path)
+    assert {key: value.dtype for key, value in read.items()} == {key: value.dtype for key, value in static.items()}
+    # Shard k holds rows k, k + 3, ...; rows come back shard by shard.
+    order = np.concatenate([np.arange(shard, len(arrays["token_ids"]), 3) for shard in range(3)])
+    for key, value in static.items():
+        np.testing.assert_array_equal(read[key], value[order])
+
+    dataset = data.pretraining_dataset(read, 8, None, shuffle=False, repeat=False)  # the stored, static mask
+    first = next(iter(dataset))
+    np.testing.assert_array_equal(first["mask_positions"].numpy(), read["mask_positions"][:8])
+    with pytest.raises(FileNotFoundError, match="tfrecord"):
+        data.read_tfrecords(tmp_path / "missing")
+
+
+def test_streamed_tfrecords_cover_each_epoch_and_resume_exactly(arrays, masker, tmp_path):
+    # Label each row with its index to follow it through shards, interleaving and the shuffle buffer.
+    count = len(arrays["token_ids"])
+    indexed = dict(arrays, next_sentence_labels=np.arange(count, dtype=np.int32))
+    data.write_tfrecords(indexed, tmp_path, num_shards=3)
+
+    def batches(dataset, number):
+        return [{key: value.numpy() for key, value in batch.items()} for batch in dataset.take(number)]
+
+    steps = 2 * count // 8 + 3  # past two epochs
+    run = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16), steps)
+    labels = np.concatenate([batch["next_sentence_labels"] for batch in run])
+    first_epoch, second_epoch = labels[:count], labels[count:2 * count]
+    assert sorted(first_epoch) == sorted(second_epoch) == list(range(count))  # every row once an epoch
+    assert not np.array_equal(first_epoch, np.arange(count))            # shuffled...
+    assert not np.array_equal(first_epoch, second_epoch)                 # ...differently each epoch
+    for batch in run:  # the rows are the stored rows, masked like pretraining_dataset's
+        rows = batch["next_sentence_labels"]
+        kept = batch["mask_weights"] == 0
+        np.testing.assert_array_equal(batch["padding_mask"], arrays["padding_mask"][rows])
+        original = np.take_along_axis(arrays["token_ids"][rows], batch["mask_positions"], axis=1)
+        np.testing.assert_array_equal(np.where(kept, 0, batch["mask_ids"]), np.where(kept, 0, original))
+        assert batch["token_ids"].shape == (8, SEQ_LENGTH) and batch["mask_positions"].shape == (8, 5)
+
+    again = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16), steps)
+    resumed = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16,
+                                            start_batch=steps - 4), 4)
+    for first, second in zip(run + run[-4:], again + resumed):
+        assert all(np.array_equal(first[key], second[key]) for key in first)
+    other = batches(data.stream_tfrecords(tmp_path, 8, masker, seed=0, shuffle_window=16), 1)[0]
+    assert not np.array_equal(other["next_sentence_labels"], run[0]["next_sentence_labels"])
+
+
+def test_streamed_tfrecords_keep_a_static_mask_and_name_bad_input(arrays, masker, tmp_path):
+    static = dict(arrays, **masker(arrays["token_ids"], seed=0), next_sentence_labels=np.arange(
+        len(arrays["token_ids"]), dtype=np.int32))
+    data.write_tfrecords(static, tmp_path / "static", num_shards=2)
+    batch = next(iter(data.stream_tfrecords(tmp_path / "static", 8, None, seed=0)))
+    rows = batch["next_sentence_labels"].numpy()
+    for key in ("token_ids", "mask_positions", "mask_ids", "mask_weights"):
+        np.testing.assert_array_equal(batch[key].numpy(), static[key][rows])
+    data.write_tfrecords(arrays, tmp_path / "dynamic", num_shards=2)
+    with pytest.raises(ValueError, match="static mask"):
+        data.stream_tfrecords(tmp_path / "dynamic", 8, None)
+    with pytest.raises(FileNotFoundError, match="tfrecord"):
+        data.stream_tfrecords(tmp_path / "missing", 8, masker)
+    with pytest.raises(ValueError, match="start_batch=-1"):
+        data.stream_tfrecords(tmp_path / "dynamic", 8, masker, start_batch=-1)
+
+
+@pytest.mark.slow
+def test_the_batches_train_a_tiny_pretrainer(arrays, masker):
+    from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
+    from bertlib.model.config import BertConfig
+
+    # A finite loss alone would also pass batches that teach nothing (mask weights of 0 give a loss of 0): the
+    # masked-LM loss must start near a uniform guess over the vocabulary and fall as the model learns which
+    # words the corpus uses (about 6,000 of them: ln 6000 = 8.7 against ln 30522 = 10.3).
+    dataset = data.pretraining_dataset(arrays, 8, masker, seed=0).map(pretraining_batch)
+    pretrainer = BertPretrainer(BertBackbone(BertConfig.preset("tiny", max_sequence_length=SEQ_LENGTH)))
+    pretrainer.compile(optimizer="adam")
+    losses = pretrainer.fit(dataset, steps_per_epoch=10, epochs=3, verbose=0).history["mlm_logits_loss"]
+    assert losses[0] > 0.8 * np.log(30522) and losses[-1] < losses[0] - 0.3, losses
+
+
+def test_left_to_right_batches_predict_each_next_token(arrays):
+    """Brute force, row by row: each batch row is one input row, unmasked, whose every position but the last
+    reads out the next token, padding weighted 0; a pass visits every row once before any repeats."""
+    count, length = arrays["token_ids"].shape
+    batches = data.left_to_right_dataset(arrays, 8, seed=3).take(2 * (count // 8)).as_numpy_iterator()
+    rows = {arrays["token_ids"][row].tobytes(): row for row in range(count)}
+    seen = []
+    for inputs, targets, weights in batches:
+        assert inputs["mask_positions"].shape == (8, length - 1) and (inputs["mask_positions"] == np.arange(length - 1)).all()
+        for token_ids, target, weight, segment_ids, padding_mask in zip(
+                inputs["token_ids"], targets["mlm_logits"], weights["mlm_logits"], inputs["segment_ids"],
+                inputs["padding_mask"]):
+            row = rows[token_ids.tobytes()]
+            seen.append(row)
+            np.testing.assert_array_equal(target, arrays["token_ids"][row, 1:])
+            np.testing.assert_array_equal(weight, arrays["padding_mask"][row, 1:].astype(np.float32))
+            np.testing.assert_array_equal(segment_ids, arrays["segment_ids"][row])
+            np.testing.assert_array_equal(padding_mask, arrays["padding_mask"][row])
+    per_pass = count // 8 * 8
+    assert len(set(seen[:per_pass])) == per_pass  # no row twice within a pass...
+    assert seen[:per_pass] != sorted(seen[:per_pass]) and seen[:per_pass] != seen[per_pass:]  # ...shuffled anew
+    again = next(data.left_to_right_dataset(arrays, 8, seed=3).as_numpy_iterator())[0]["token_ids"]
+    np.testing.assert_array_equal(again, arrays["token_ids"][seen[:8]])  # the same seed, the same order
+    with pytest.raises(ValueError, match="batch_size=0"):
+        data.left_to_right_dataset(arrays, 0)
+    with pytest.raises(ValueError, match="padding_mask"):
+        data.left_to_right_dataset({"token_ids": arrays["token_ids"], "segment_ids": arrays["segment_ids"]}, 8)
+
+
+def test_cli_writes_shards_and_prints_a_json_summary(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat.\nit was warm.\nthen it slept.\n\n"
+                      "python is a language.\nit has classes.\n\nthe third document.\nends here.\n")
+    out = tmp_path / "out"
+    parser = argparse.ArgumentParser()
+    data.add_arguments(parser)  # what `bertlib data` parses (bertlib.cli imports every command's module)
+    code = data.run(parser.parse_args(["--corpus", str(corpus), "--out", str(out), "--max-seq-length", "24",
+                     "--dupe-factor", "3", "--num-shards", "2", "--static-masking", "--max-predictions", "4"]))
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["instances"] > 0 and len(summary["shards"]) == 2
+    read = data.read_tfrecords(out)
+    assert len(read["token_ids"]) == summary["instances"] and read["mask_positions"].shape[1] == 4
