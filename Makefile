@@ -40,8 +40,9 @@ BERTLIB_SHARED ?= ../shared
 export BERTLIB_DATA ?= $(wildcard $(abspath $(BERTLIB_SHARED))/data)
 # Debian packages installed where apt-get and root (or password-less sudo) are at hand, skipped when present:
 # a CJK font for the Chinese edition's figures (without it they stay English), and bubblewrap, the sandbox
-# `coursekit grade` runs each submission in (docs/grading.md). Add packages here, one apt step.
-APT_PACKAGES ?= fonts-noto-cjk bubblewrap
+# `coursekit grade` runs each submission in (docs/grading.md), and GNU gettext, whose `msgfmt --check` tests every
+# catalogue as Poedit and Weblate do. Add packages here, one apt step.
+APT_PACKAGES ?= fonts-noto-cjk bubblewrap gettext
 
 # `make test` runs its stages one after another; each says its name and time, a failed stage does not stop the
 # ones after it, and the run fails at the end naming every stage that failed. `make test-<stage>` runs one alone.

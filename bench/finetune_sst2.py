@@ -25,6 +25,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bertlib.finetune import finetuning
+from bertlib.io import downloads
 from bertlib_course import paths
 
 
@@ -82,9 +83,10 @@ def main():
     parser.add_argument("--pooling", choices=("cls", "mean"), default="mean", help="MiniLM's classifier input")
     args = parser.parse_args()
 
-    glue_dir = paths.glue_dir()
+    glue_dir = downloads.locate("sst2")  # the SST-2 folder of $BERTLIB_DATA or the cache; no download
     if glue_dir is None:
-        raise SystemExit("shared/data/glue is absent (set BERTLIB_SHARED): the bench needs the real SST-2 files.")
+        raise SystemExit("SST-2 is not on this machine: set BERTLIB_DATA to a folder holding glue/SST-2 "
+                         "(`make bench` sets ../shared/data); the bench needs the real SST-2 files.")
     if args.compare_pretraining:
         try:
             import bertlib.train.pretraining  # noqa: F401

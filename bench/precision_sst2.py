@@ -19,6 +19,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bertlib.finetune import finetuning
+from bertlib.io import downloads
 from bertlib.train import distribute
 from bertlib_course import paths  # noqa: E402
 
@@ -33,9 +34,10 @@ def main():
     distribute.configure_cpu()
     import keras
 
-    glue_dir = paths.glue_dir()
+    glue_dir = downloads.locate("sst2")  # the SST-2 folder of $BERTLIB_DATA or the cache; no download
     if glue_dir is None:
-        raise SystemExit("shared/data/glue is absent (set BERTLIB_SHARED): the bench needs the real SST-2 files.")
+        raise SystemExit("SST-2 is not on this machine: set BERTLIB_DATA to a folder holding glue/SST-2 "
+                         "(`make bench` sets ../shared/data); the bench needs the real SST-2 files.")
     print(f"load average {os.getloadavg()}")
     accuracy = {}
     for policy in ("float32", "mixed_bfloat16"):

@@ -83,6 +83,8 @@ OP_EVENT = re.compile(r"^([^\s:]+):([A-Za-z_][A-Za-z0-9_]*)$")  # 'scope/op_name
 PRESETS = {  # name: (SIZE overrides, batch, seq, predictions)
     "bench": ({}, st.BATCH, st.SEQ, st.PREDICTIONS),  # step_time.py's own configuration (the issue's figures)
     "tiny": (dict(num_layers=2, hidden_dim=128, num_heads=2, intermediate_dim=512), 8, 64, 10),
+    # the chapters' toy pretrainer (bench/tiny_step.py): every step is per-op overhead
+    "course": (dict(num_layers=2, hidden_dim=64, num_heads=2, intermediate_dim=256, vocabulary_size=45), 64, 16, 2),
 }
 SHORT = {"float32": "f32", "mixed_bfloat16": "bf16", "mixed_float16": "f16"}
 

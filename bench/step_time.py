@@ -2,7 +2,7 @@
 
 Both models: L4/H256/A4, FFN 1024, vocabulary 30,522, sequence 128, batch 32, 20 predictions, the same
 AdamW (§A.2 hyperparameters) and the same Keras `train_on_batch` machinery and compile settings; only the
-model code differs. Each precision's models are built under that Keras dtype policy. Rounds alternate
+model code (and bertlib's AdamW class, the same update) differs. Each precision's models are built under that Keras dtype policy. Rounds alternate
 (bertlib float32, keras-hub float32, bertlib bfloat16, ...) so that load on the machine hits all alike; each
 model's figure is the median of its rounds, and its spread is the slowest round over the fastest, minus 1.
 
@@ -78,18 +78,23 @@ def matmul_peak(dtype, repeats=8):
     return max(best.values()), best
 
 
-def optimizer():
-    return keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999,
-                                  epsilon=1e-6, global_clipnorm=1.0)
+def optimizer(library="keras_hub"):
+    """The same AdamW for both: Keras' class for keras-hub, bertlib's (`schedule.AdamW`: Keras' update, its
+    per-step scalars computed once a step) for bertlib."""
+    from bertlib.train import schedule
+
+    adamw = schedule.AdamW if library == "bertlib" else keras.optimizers.AdamW
+    return adamw(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0)
 
 
 def batch(seed=0):
     rng = np.random.default_rng(seed)
-    x = {"token_ids": rng.integers(999, SIZE["vocabulary_size"], (BATCH, SEQ)).astype("int32"),
+    low = min(999, SIZE["vocabulary_size"] // 2)  # past the special tokens (a smaller vocabulary: profile_step.py)
+    x = {"token_ids": rng.integers(low, SIZE["vocabulary_size"], (BATCH, SEQ)).astype("int32"),
          "segment_ids": (np.arange(SEQ) >= SEQ // 2).astype("int32")[None].repeat(BATCH, 0),
          "padding_mask": np.ones((BATCH, SEQ), "int32"),
          "mask_positions": np.sort(rng.choice(SEQ, (BATCH, PREDICTIONS)), axis=1).astype("int32")}
-    mask_ids = rng.integers(999, SIZE["vocabulary_size"], (BATCH, PREDICTIONS)).astype("int32")
+    mask_ids = rng.integers(low, SIZE["vocabulary_size"], (BATCH, PREDICTIONS)).astype("int32")
     return x, mask_ids, np.ones((BATCH, PREDICTIONS), "float32")
 
 
@@ -97,7 +102,7 @@ def bertlib_model(jit_compile, activation):
     from bertlib import BertBackbone, BertConfig, BertPretrainer
 
     model = BertPretrainer(BertBackbone(BertConfig(**SIZE, activation=activation)), next_sentence=False)
-    model.compile(optimizer=optimizer(), jit_compile=jit_compile)
+    model.compile(optimizer=optimizer("bertlib"), jit_compile=jit_compile)
     return model, lambda x, y, w: model.train_on_batch(x, {"mlm_logits": y}, sample_weight={"mlm_logits": w})
 
 

@@ -1,6 +1,6 @@
 """How fast the tokenizer is: the readable path, the fast path, the checkpoint's Rust tokenizer, and training.
 
-Measures on SST-2 train (67k sentences; the Python-docs corpus when ../shared is absent), in sentences per second:
+Measures on SST-2 train (67k sentences; the Python-docs corpus when no $BERTLIB_DATA folder holds it), in sentences per second:
 1. `WordPieceTokenizer.encode`, the readable pure-Python path;
 2. `WordPieceTokenizer.encode_batch`, the fast path, starting from an empty word cache;
 3. the checkpoint's own tokenizer (`tokenizers`, Rust, all threads) for reference, when installed;
@@ -21,6 +21,7 @@ def seconds(function):
 
 
 def main():
+    from bertlib.io import downloads
     from bertlib.text import corpora
     from bertlib.text.tokenizer import WordPieceTokenizer, train_wordpiece_vocab
     from bertlib_course import paths
@@ -29,9 +30,9 @@ def main():
     sentences = [sentence for document in documents for sentence in document]
     print(f"python_docs: {len(documents)} documents, {len(sentences)} sentences, "
           f"{sum(len(s.split()) for s in sentences)} words, built in {build_time:.2f} s")
-    glue = paths.glue_dir()
-    if glue:
-        lines = (glue / "SST-2" / "train.tsv").read_text(encoding="utf-8").split("\n")[1:]
+    sst2 = downloads.locate("sst2")  # `make bench` puts ../shared/data into $BERTLIB_DATA; no download
+    if sst2 and (sst2 / "train.tsv").is_file():
+        lines = (sst2 / "train.tsv").read_text(encoding="utf-8").split("\n")[1:]
         texts, name = [line.split("\t")[0] for line in lines if line], "SST-2 train"
     else:
         texts, name = sentences, "python_docs"

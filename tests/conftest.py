@@ -5,13 +5,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 
-from bertlib.io import downloads
+from bertlib.io import downloads  # noqa: E402
 from bertlib_course import paths  # noqa: E402
+from tools.repo_paths import shared_data_dir  # noqa: E402
 
 # CI's copy of the datasets reaches bertlib the way any data folder does: through BERTLIB_DATA (the Makefile sets
 # the same; a BERTLIB_DATA that is set, even empty as `serve_mirror.py --hide-shared` sets it, is left alone).
-if "BERTLIB_DATA" not in os.environ and paths.shared_data_dir() is not None:
-    os.environ["BERTLIB_DATA"] = str(paths.shared_data_dir())
+if "BERTLIB_DATA" not in os.environ and shared_data_dir() is not None:
+    os.environ["BERTLIB_DATA"] = str(shared_data_dir())
 
 # The test files that take minutes (subprocesses on other backends, simulated devices, sandboxed kernels, real
 # training runs), longest first. They start first, so that CI's two workers (`-n 2 --dist loadfile`) finish

@@ -8,11 +8,13 @@ that are its layers. A module imports only from its own layer or those below it.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tools.repo_paths import REPO_ROOT as ROOT
+
 PACKAGES = {"bertlib": ROOT / "bertlib", "bertlib_course": ROOT / "course" / "bertlib_course",
             "coursekit": ROOT / "coursekit" / "coursekit"}
 # Inside bertlib, bottom to top. The package's own __init__ (lazy names only) and _lazy sit below everything.
@@ -148,3 +150,94 @@ def test_the_length_check_sees_a_long_function(tmp_path):
     source = tmp_path / "long.py"
     source.write_text(f"class A:\n    def method(self):\n{body}\n\ndef short():\n    return 1\n")
     assert function_lengths(source) == {"A.method": 81, "short": 2}
+
+
+# --- the shipped packages name no folder of our repository or of our CI (README's "Layout": they ship as wheels) --
+# In a wheel, `Path(__file__).parents[2]` of a runtime module is `<venv>/lib/python3.x`; the checkout and CI's
+# `../shared` folder are tests' and tools' business (tools/repo_paths.py).
+
+_SHARED_FOLDER = re.compile(r"(?:^|[/\\])shared(?:[/\\]|$)")  # "shared", "../shared", "shared/data"
+
+
+def _steps_above_file(node):
+    """How many folders `node` climbs from this module's own file (`Path(__file__).resolve().parents[1]` is 2,
+    `os.path.dirname(__file__)` is 1), or None when it is not a path computed from `__file__`."""
+    if isinstance(node, ast.Name):
+        return 0 if node.id == "__file__" else None
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _steps_above_file(node.value)
+        return None if inner is None else inner + 1
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
+        inner, index = _steps_above_file(node.value.value), node.slice
+        if inner is None or not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
+            return inner  # parents[i] with a computed i: counted as at least the folder it starts from
+        return inner + index.value + 1
+    if isinstance(node, ast.Call):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+        if name in ("Path", "PurePath", "abspath", "realpath", "dirname") and node.args:
+            inner = _steps_above_file(node.args[0])
+            return None if inner is None else inner + (name == "dirname")
+        if name in ("resolve", "absolute") and isinstance(node.func, ast.Attribute):
+            return _steps_above_file(node.func.value)
+    return None
+
+
+def _docstrings(tree):
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def _reads_shared_variable(node):
+    """`os.environ.get("BERTLIB_SHARED")`, `os.getenv(...)` or `os.environ[...]`; passing the name on is fine."""
+    function = node.func if isinstance(node, ast.Call) and node.args else None
+    on_environ = isinstance(function, ast.Attribute) and getattr(function.value, "attr", "") == "environ"
+    if getattr(function, "attr", None) == "getenv" or (on_environ and function.attr == "get"):
+        key = node.args[0]
+    elif isinstance(node, ast.Subscript) and getattr(node.value, "attr", "") == "environ":
+        key = node.slice
+    else:
+        return False
+    return isinstance(key, ast.Constant) and key.value == "BERTLIB_SHARED"
+
+
+def repository_folders_named(path, depth):
+    """Lines of `path` (a module `depth` folders below its package's top) that climb out of its package from
+    `__file__`, or look up CI's `shared/` folder (a path segment "shared" outside docstrings, or
+    $BERTLIB_SHARED read)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings, found = _docstrings(tree), set()
+    for node in ast.walk(tree):
+        steps = _steps_above_file(node)
+        if steps is not None and steps > depth + 1:  # one `.parent` is the module's own folder
+            found.add(f"line {node.lineno}: climbs {steps - depth - 1} folder(s) above the package")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                and _SHARED_FOLDER.search(node.value):
+            found.add(f"line {node.lineno}: names a shared folder ({node.value!r})")
+        if _reads_shared_variable(node):
+            found.add(f"line {node.lineno}: reads $BERTLIB_SHARED")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("package, path", MODULES,
+                         ids=lambda value: str(value.relative_to(ROOT)) if isinstance(value, Path) else "")
+def test_a_shipped_module_names_no_repository_or_ci_folder(package, path):
+    depth = len(path.relative_to(PACKAGES[package]).parts) - 1
+    found = repository_folders_named(path, depth)
+    assert not found, (f"{path.relative_to(ROOT)} is shipped in the {package} wheel, where our checkout and "
+                       f"CI's shared/ folder do not exist: {found}. Tests and tools find them through "
+                       "tools/repo_paths.py; data comes through $BERTLIB_DATA (bertlib.io.downloads).")
+
+
+def test_the_folder_check_sees_a_climb_and_a_shared_lookup(tmp_path):
+    old = tmp_path / "paths.py"  # the runtime's paths.py before issue 36
+    old.write_text('"""Where ../shared is."""\nimport os\nfrom pathlib import Path\n'
+                   'REPO_ROOT = Path(__file__).resolve().parents[2]\n'
+                   'SHARED = Path(os.environ.get("BERTLIB_SHARED", REPO_ROOT.parent / "shared"))\n'
+                   'UP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n'
+                   'OWN = Path(__file__).parent / "locale"\nVARIABLES = ("BERTLIB_DATA", "BERTLIB_SHARED")\n')
+    assert repository_folders_named(old, depth=0) == [
+        "line 4: climbs 2 folder(s) above the package", "line 5: names a shared folder ('shared')",
+        "line 5: reads $BERTLIB_SHARED", "line 6: climbs 1 folder(s) above the package"]
+    assert repository_folders_named(old, depth=2) == [  # deeper in a package, parents[2] stays inside
+        "line 5: names a shared folder ('shared')", "line 5: reads $BERTLIB_SHARED"]

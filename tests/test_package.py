@@ -7,12 +7,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tools.repo_paths import REPO_ROOT as REPO
+
 PACKAGE = REPO / "bertlib"
 # The three packages' folders: the library, the course runtime, the course kit.
 SOURCES = {"bertlib": PACKAGE, "bertlib_course": REPO / "course" / "bertlib_course",

@@ -29,10 +29,10 @@ import urllib.parse
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the checkout, for `tools`
 
 from bertlib.io import downloads  # noqa: E402
-from bertlib_course import paths  # noqa: E402
+from tools.repo_paths import shared_path  # noqa: E402
 
 
 def build_mirror(data_dir, out_dir, stand_ins=None):
@@ -108,8 +108,9 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     command = argv[argv.index("--") + 1:] if "--" in argv else []
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=paths.REPO_ROOT.parent / "shared" / "data",
-                        help="folder to mirror, laid out as bertlib.io.downloads expects (default: ../shared/data)")
+    parser.add_argument("--data", type=Path, default=shared_path() / "data",
+                        help="folder to mirror, laid out as bertlib.io.downloads expects "
+                             "(default: $BERTLIB_SHARED/data, else ../shared/data)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
     parser.add_argument("--stand-in", action="append", default=[], metavar="NAME/FILE=PATH",
                         help="serve PATH as FILE of dataset NAME although it is not the distributed file, e.g. "

@@ -194,13 +194,38 @@ def check_padding_mask_values(padding_mask, only_float=False, owner="padding_mas
 
 
 def gather_positions(x, positions, axis=1):
-    """x[b, ..., positions[b, i], ...]: each example's rows at `positions` (batch, n), taken along `axis`."""
-    indices = ops.cast(positions, "int32")  # (batch, n) -> (batch, 1, ..., n, 1, ...): broadcasts to x
+    """x[b, ..., positions[b, i], ...]: each example's rows at `positions` (batch, n), taken along `axis`.
+
+    One flat `take` over the leading axes (index = b * stride + ... + position), not `take_along_axis`: that
+    broadcasts the indices to x's whole shape and, on TensorFlow, transposes x there and back (in the tiny
+    course model those transposes cost more than the block's matmuls).
+    """
+    shape = ops.shape(x)
+    index = ops.cast(positions, "int32")  # (batch, n) -> (batch, 1, ..., n): broadcasts over axes 1..axis-1
     for _ in range(axis - 1):
-        indices = ops.expand_dims(indices, 1)
-    for _ in range(len(x.shape) - axis - 1):
-        indices = ops.expand_dims(indices, -1)
-    return ops.take_along_axis(x, indices, axis=axis)
+        index = ops.expand_dims(index, 1)
+    stride = shape[axis]
+    for dim in range(axis - 1, -1, -1):  # the offset of each leading axis' rows in the flattened x
+        offsets = ops.arange(shape[dim], dtype="int32") * stride
+        index = index + ops.reshape(offsets, [-1 if d == dim else 1 for d in range(axis + 1)])
+        stride = stride * shape[dim]
+    flat = ops.reshape(x, (-1, *x.shape[axis + 1:]))  # (batch * ... * seq, rest)
+    return ops.take(flat, index, axis=0)  # (batch, ..., n, rest)
+
+
+def gelu(x, approximate=False):
+    """GELU (Hendrycks and Gimpel 2016): x * Phi(x), exact (erf) or in its tanh approximation.
+
+    The tanh form 0.5 x (1 + tanh(z)), z = sqrt(2 / pi) (x + 0.044715 x^3), is written as the same function
+    x * sigmoid(2 z) (since 1 + tanh(z) = 2 sigmoid(2 z)): fewer elementwise passes forward and backward than
+    Keras' form (which takes x^3 with `pow`); it differs from it by float rounding only (below 1e-6). The exact
+    form is Keras' own (on TensorFlow 0.5 x erfc(-x / sqrt 2)).
+    """
+    if not approximate:
+        return keras.activations.gelu(x, approximate=False)
+    x = ops.convert_to_tensor(x)
+    inner = x * ops.cast(2 * math.sqrt(2 / math.pi), x.dtype) * (1 + ops.cast(0.044715, x.dtype) * ops.square(x))
+    return x * ops.sigmoid(inner)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -386,8 +411,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if query_positions is not None:
             x = gather_positions(x, query_positions)  # the residual stream at the same positions
         x = self.attention_layer_norm(x + self.dropout_layer(attended, training=training))
-        hidden = keras.activations.gelu(self.intermediate_dense(x),
-                                        approximate=self.activation == "gelu_approximate")  # (batch, seq, 4H)
+        hidden = gelu(self.intermediate_dense(x), approximate=self.activation == "gelu_approximate")  # (b, s, 4H)
         x = self.output_layer_norm(x + self.dropout_layer(self.output_dense(hidden), training=training))
         return (x, probabilities) if return_attention_scores else x  # (batch, seq, hidden)
 

@@ -1,4 +1,4 @@
-"""Masked-LM masking: pick 15% of the tokens, then 80% [MASK], 10% random token, 10% unchanged (§3.1, A.1).
+"""Masked-LM masking: pick 15% of the tokens, then 80% [MASK], 10% kept, 10% random token (§3.1, A.1).
 
 One vectorized numpy algorithm serves both uses:
 
@@ -37,9 +37,10 @@ class MaskedLMMasker:
     `whole_word`, a "##" piece right after a special token starts a word (the released code joins a "##"
     piece after [SEP] to the last word before it).
 
-    Each selected token is replaced by `mask_token_id` with probability `mask_token_rate`, by a
-    uniformly random non-special token with probability `random_token_rate` (it may, rarely, draw the
-    original token, as the original code does), and left unchanged otherwise.
+    Each selected token takes one of three branches, listed in Table 8's MASK/SAME/RND order (`rates`): it is
+    replaced by `mask_token_id` with probability `mask_token_rate`, kept as it is with the rest of the
+    probability (the keep branch, `keep_rate`), or replaced by a uniformly random non-special token with
+    probability `random_token_rate` (which may, rarely, draw the original token, as the original code does).
 
     With `whole_word=True` all WordPiece pieces of a word (a token followed by its `##` continuations) are
     selected together, as in the released "Whole Word Masking" models. The masker must then know the
@@ -130,6 +131,16 @@ class MaskedLMMasker:
         return cls(tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
                    vocabulary=tokenizer.vocabulary, padding_token_id=tokenizer.pad_id, **kwargs)
 
+    @property
+    def keep_rate(self):
+        """The share of selected tokens kept as they are: what [MASK] and random replacement leave."""
+        return 1.0 - self.mask_token_rate - self.random_token_rate
+
+    @property
+    def rates(self):
+        """`(mask_token_rate, keep_rate, random_token_rate)`, Table 8's MASK/SAME/RND order: (0.8, 0.1, 0.1)."""
+        return self.mask_token_rate, self.keep_rate, self.random_token_rate
+
     def budget(self, token_ids):
         """(batch,) int64: the prediction slots each row of a (batch, seq) array gets (see the class docstring).
 
@@ -194,7 +205,8 @@ class MaskedLMMasker:
         selected = np.zeros_like(eligible)
         np.put_along_axis(selected, order, sorted_selected, axis=1)  # (batch, seq)
 
-        # 80% [MASK], 10% random non-special token, 10% unchanged, decided per token.
+        # 80% [MASK], 10% kept, 10% random non-special token, decided per token by one draw: below
+        # mask_token_rate [MASK], the next random_token_rate a random token, the rest kept.
         branch = rng.random(token_ids.shape)
         random_tokens = self._replacement_ids[rng.integers(len(self._replacement_ids), size=token_ids.shape)]
         replaced = np.where(branch < self.mask_token_rate, self.mask_token_id,

@@ -34,8 +34,8 @@ import numpy as np
 from bertlib.io.files import atomic_write, write_text_atomically
 
 CHECKPOINTS_KEPT = 2
-# 2: variables keyed by their path, the run's record in every checkpoint file. 1 (no "format" in latest.json):
-# variables keyed by their position, the record in latest.json only; still read.
+# Variables keyed by their path, the run's record in latest.json and in every checkpoint file. Another format
+# (bertlib 0.1's, with no "format" in latest.json) is refused, never read or overwritten.
 CHECKPOINT_FORMAT = 2
 
 
@@ -196,6 +196,7 @@ class Checkpointing(keras.callbacks.Callback):
                          "records its own run")
         if latest is None:
             return None
+        check_format(latest, self.folder)
         check_same_run(latest, self.fingerprint, self.folder)
         if latest["step"] > steps:
             raise ValueError(f"{self.folder} is already at step {latest['step']}, beyond --steps {steps}.")
@@ -302,9 +303,19 @@ def _record_of_newest_checkpoint(checkpoint_dir):
     return None
 
 
+def check_format(latest, checkpoint_dir):
+    """Refuse a record of another checkpoint format than `CHECKPOINT_FORMAT` (an older or a newer bertlib)."""
+    if latest.get("format") != CHECKPOINT_FORMAT:
+        found = (f"format {latest['format']!r}" if "format" in latest
+                 else 'format 1 (its record has no "format": bertlib 0.1)')
+        raise ValueError(f"{checkpoint_dir} holds checkpoints of {found}, expected format {CHECKPOINT_FORMAT}: this "
+                         "bertlib cannot resume them. Nothing was trained or deleted: use a new --checkpoint-dir, "
+                         "or resume that run with the bertlib that wrote it.")
+
+
 def check_same_run(latest, fingerprint, checkpoint_dir):
     """Refuse to resume `latest` with another model, vocabulary or any setting a resume must keep."""
-    recorded = latest.get("fingerprint", latest)  # format 1 kept these keys at the top level
+    recorded = latest["fingerprint"]
     for key, value in fingerprint.items():
         if key not in recorded:
             continue  # a checkpoint written before bertlib recorded this setting
@@ -345,21 +356,14 @@ def restore_checkpoint(checkpoint_dir, pretrainer, state):
         groups = (("model", pretrainer.variables, False), ("optimizer", pretrainer.optimizer.variables, True))
         for prefix, variables, optimizer in groups:
             names = [key[len(prefix) + 1:] for key in stored.files if key.startswith(prefix + "/")]
-            if names and all(name.isdigit() for name in names):  # format 1: by position
-                keys = sorted(names)
-            else:
-                keys = variable_keys(variables, optimizer)
-                missing, unknown = sorted(set(keys) - set(names)), sorted(set(names) - set(keys))
-                if missing or unknown:
-                    raise CheckpointMismatch(
-                        f"{path} was written by a different model or optimizer: {len(missing)} of this run's "
-                        f"{prefix} variables are not in it{f' (e.g. {missing[0]})' if missing else ''}, and it "
-                        f"holds {len(unknown)} this run does not have{f' (e.g. {unknown[0]})' if unknown else ''}. "
-                        "Use a new --checkpoint-dir.")
-            if len(keys) != len(variables):
-                raise CheckpointMismatch(f"{path} holds {len(keys)} {prefix} variables, this run has "
-                                         f"{len(variables)}: it was written by a different model or optimizer. "
-                                         "Use a new --checkpoint-dir.")
+            keys = variable_keys(variables, optimizer)
+            missing, unknown = sorted(set(keys) - set(names)), sorted(set(names) - set(keys))
+            if missing or unknown:
+                raise CheckpointMismatch(
+                    f"{path} was written by a different model or optimizer: {len(missing)} of this run's "
+                    f"{prefix} variables are not in it{f' (e.g. {missing[0]})' if missing else ''}, and it "
+                    f"holds {len(unknown)} this run does not have{f' (e.g. {unknown[0]})' if unknown else ''}. "
+                    "Use a new --checkpoint-dir.")
             for key, variable in zip(keys, variables):
                 value = stored[f"{prefix}/{key}"]
                 if tuple(value.shape) != tuple(variable.shape):

@@ -17,12 +17,24 @@ import tempfile
 import warnings
 
 from bertlib.train import distribute
+from bertlib_course.progress import progress, progress_callback  # noqa: F401 (the chapters' API)
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
 REPOSITORY = "bertlib-course/bertlib"
 BRANCH = "main"
 
 FAST = os.environ.get("BERTLIB_FAST", "0") == "1"
+
+
+def _(english):
+    """Marks a string a chapter writes for the reader (a figure's title, label or legend, a verdict it prints) where it
+    is written, as gettext's `_` does, and gives it in the learner's language: the Chinese of the runtime catalogue
+    in the Chinese edition, `english` itself otherwise. A template comes back unfilled, so the Chinese may order
+    its fields: `_("head {head} of layer {layer}").format(head=3, layer=0)`. Chapters import it by name
+    (`from bertlib_course import _`); IPython then leaves `_` alone instead of binding it to the last output."""
+    from bertlib_course import messages
+
+    return messages.chapter_text(english)
 
 
 def pick(fast, full):

@@ -14,7 +14,8 @@ A reason for contribution N reads as evidence when it
 
 So "See chapter 4 for this one, it is convincing." is no reason for any contribution (it names a chapter and says
 nothing of what it measured), and "§5.2: the biggest model gains 12.5 points on MRPC." is refused because Table 6
-has no 12.5.
+has no 12.5. The problems are said in the learner's language: the runtime catalogue's entries with msgctxt "audit"
+(`bertlib_course.messages.pgettext`), where chapter 04 is 第 4 章 and Table 5 is 表 5.
 
 Example:
 >>> reason_problems(3, "§5.1: without NSP, QNLI drops 3.5 points (88.4 to 84.9).")
@@ -23,10 +24,15 @@ Example:
 'it names chapter 04, not where the evidence for contribution 1 is (Table 5, §5.1, chapter 01 or 03)'
 """
 
+import functools
 import re
 from typing import NamedTuple
 
+from bertlib_course import messages
 from coursekit.prose import quantities
+
+# This module's sentences in the learner's language: `_(english)` is the catalogue's template, filled in after.
+_ = functools.partial(messages.pgettext, "audit")
 
 CONTRIBUTIONS = {
     1: "deep bidirectional pretraining",
@@ -108,9 +114,26 @@ def named_sources(text):
     return found
 
 
+def _chapters(names):
+    """"chapter 01 or 03" (第 1 或 3 章) for the chapter names {"01", "03"}."""
+    numbers = _(" or ").join(_("{number:0>2}").format(number=int(name)) for name in sorted(names))
+    return _("chapter {numbers}").format(numbers=numbers)
+
+
+def _source(name):
+    """A source as `EVIDENCE` writes it ("04", "Table 5", "§5.1") in the learner's words (第 4 章, 表 5, §5.1)."""
+    if name.isdigit():
+        return _chapters([name])
+    kind, _space, number = name.partition(" ")
+    if kind == "Table":
+        return _("Table {number}").format(number=number)
+    if kind == "Figure":
+        return _("Figure {number}").format(number=number)
+    return name
+
+
 def _where(evidence):
-    chapters = " or ".join(sorted(evidence.chapters))
-    return ", ".join(sorted(evidence.sources)) + f", chapter {chapters}"
+    return _(", ").join([*(_source(name) for name in sorted(evidence.sources)), _chapters(evidence.chapters)])
 
 
 def reason_problems(number, reason):
@@ -119,18 +142,19 @@ def reason_problems(number, reason):
     if number not in EVIDENCE:
         raise ValueError(f"contribution {number!r}: the guide lists contributions 1 to 5.")
     if not isinstance(reason, str):
-        return [f"the reason is {type(reason).__name__}, not a sentence (str)"]
+        return [_("the reason is {kind}, not a sentence (str)").format(kind=type(reason).__name__)]
     evidence, problems = EVIDENCE[number], []
     named = named_sources(reason)
     if not named & (evidence.sources | evidence.chapters):
-        what = ", ".join(f"chapter {name}" if name.isdigit() else name for name in sorted(named)) or "no source"
-        problems.append(f"it names {what}, not where the evidence for contribution {number} is ({_where(evidence)})")
+        what = _(", ").join(_source(name) for name in sorted(named)) or _("no source")
+        problems.append(_("it names {what}, not where the evidence for contribution {number} is ({where})").format(
+            what=what, number=number, where=_where(evidence)))
     numbers = quantities(reason)
     made_up = [found.text for found in numbers if not any(found.agrees_with(figure) for figure in evidence.figures)]
     if made_up:
-        problems.append(f"it quotes {', '.join(made_up)}, not a figure of that evidence")
+        problems.append(_("it quotes {numbers}, not a figure of that evidence").format(numbers=_(", ").join(made_up)))
     quoted = len(numbers) > len(made_up)
     says = any(re.search(rf"(?<![\w-]){re.escape(word)}", reason, re.IGNORECASE) for word in evidence.measured)
     if not (quoted or says):
-        problems.append("it does not say what was measured (a figure, or the task, model or quantity)")
+        problems.append(_("it does not say what was measured (a figure, or the task, model or quantity)"))
     return problems

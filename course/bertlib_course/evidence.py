@@ -9,8 +9,14 @@
   a direction is claimed only where the range excludes zero.
 - `timing_claim` asserts a wall-clock comparison only in full mode, where one notebook runs alone; in fast
   mode (CI, cores shared) it only prints.
+
+Every sentence these functions print is the runtime catalogue's entry with msgctxt "evidence"
+(`bertlib_course.messages.pgettext`), so the Chinese edition prints its verdicts in Chinese; the words a chapter
+hands in (a score's name, a baseline, a direction, a timing claim) are its figure strings (`messages.translate`).
+Numbers print alike in both languages, and the English is the one the notebooks' stored outputs show.
 """
 
+import functools
 import hashlib
 import inspect
 import json
@@ -18,20 +24,40 @@ import math
 import os
 import shutil
 import time
+import unicodedata
 from pathlib import Path
 from typing import NamedTuple
 
 import bertlib_course as course
 from bertlib.io import files
+from bertlib_course import messages
 
 try:
     import fcntl
 except ImportError:  # Windows: no lock; the atomic rename alone keeps the cache whole
     fcntl = None
 
-# The one format of a score line; tests/course/test_notebook_evidence.py parses it, keep the two in step.
+# The one format of a score line; tests/course/test_notebook_evidence.py parses its English, keep the two in step.
 SCORE_FORMAT = "{name}: {value:.1%} ({baseline_name} {baseline:.1%})"
 NOT_ABOVE_SUFFIX = "; not clearly above it, as this experiment expects"
+NOT_ABOVE_FORMAT = SCORE_FORMAT[:-1] + NOT_ABOVE_SUFFIX + ")"
+
+# This module's sentences in the learner's language: `_(english)` is the catalogue's template, filled in after.
+_ = functools.partial(messages.pgettext, "evidence")
+
+
+def _words(text):
+    """Words a chapter hands in (a score's name, a baseline, a direction, a unit, a claim) in the learner's language:
+    this module's own rendering where it has one ("points" in a sentence is 个百分点, on an axis 百分点), else the
+    catalogue's figure string, else `text` as it is (names, numbers)."""
+    own = _(text)
+    return own if own != text else messages.translate(text)
+
+
+def _pad(text, width):
+    """`text` right-aligned in `width` columns of a terminal, where a Chinese character takes two."""
+    shown = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return " " * (width - shown) + text
 
 
 def _check_number(what, value):
@@ -66,18 +92,17 @@ def score_line(name, value, baseline, baseline_name="majority", above=True, marg
     for what, number in (("score", value), ("baseline", baseline)):
         if not 0.0 <= number <= 1.0:
             raise ValueError(f"{what} of {name!r} must be a fraction in [0, 1], got {number!r}.")
-    line = SCORE_FORMAT.format(name=name, value=value, baseline_name=baseline_name, baseline=baseline)
-    if not above:
-        line = line[:-1] + NOT_ABOVE_SUFFIX + ")"
-    print(line, flush=True)
+    fields = {"name": _words(name), "value": value, "baseline_name": _words(baseline_name), "baseline": baseline,
+              "margin": margin}
+    print(_(SCORE_FORMAT if above else NOT_ABOVE_FORMAT).format(**fields), flush=True)
     if margin is not None and above:
-        assert value >= baseline + margin, (
-            f"{name}: {value:.1%} does not beat the {baseline_name} figure {baseline:.1%} by the margin "
-            f"{margin:.1%} this chapter claims.")
+        assert value >= baseline + margin, _(
+            "{name}: {value:.1%} does not beat the {baseline_name} figure {baseline:.1%} by the margin {margin:.1%} "
+            "this chapter claims.").format(**fields)
     if margin is not None and not above:
-        assert value < baseline + margin, (
-            f"{name}: {value:.1%} is more than {margin:.1%} above the {baseline_name} figure {baseline:.1%}, "
-            "which this chapter says it should not be.")
+        assert value < baseline + margin, _(
+            "{name}: {value:.1%} is more than {margin:.1%} above the {baseline_name} figure {baseline:.1%}, which "
+            "this chapter says it should not be.").format(**fields)
     return value
 
 
@@ -115,15 +140,18 @@ def spread(values):
 
 
 def describe(spread_, unit="points", higher="higher", lower="lower"):
-    """The sentence a chapter may write about one spread: a direction only where the range excludes 0."""
-    text = f"median {spread_.median:+.1f} {unit}, range {spread_.low:+.1f} to {spread_.high:+.1f} over {spread_.count} seeds"
-    if spread_.direction > 0:
-        return f"{higher} ({text})"
-    if spread_.direction < 0:
-        return f"{lower} ({text})"
+    """The sentence a chapter may write about one spread: a direction only where the range excludes 0.
+
+    `unit`, `higher` and `lower` are the chapter's words, in the learner's language where the catalogue has them.
+    """
+    text = _("median {median:+.1f} {unit}, range {low:+.1f} to {high:+.1f} over {count} seeds").format(
+        median=spread_.median, unit=_words(unit), low=spread_.low, high=spread_.high, count=spread_.count)
+    if spread_.direction:
+        return _("{direction} ({spread})").format(direction=_words(higher if spread_.direction > 0 else lower),
+                                                  spread=text)
     if spread_.count < MIN_SEEDS:
-        return f"no direction claimed from {spread_.count} seed(s) ({text})"
-    return f"no measurable difference at this scale ({text})"
+        return _("no direction claimed from {count} seed(s) ({spread})").format(count=spread_.count, spread=text)
+    return _("no measurable difference at this scale ({spread})").format(spread=text)
 
 
 def show_spread(differences, title, ylabel, unit="points", ax=None):
@@ -140,14 +168,15 @@ def show_spread(differences, title, ylabel, unit="points", ax=None):
 
     spreads = {name: spread(values) for name, values in differences.items()}
     width = max(len(name) for name in spreads)
-    print(f"{'':<{width}}  {'median':>8}  {'range':>17}  seeds  reading")
+    print(f"{'':<{width}}  {_pad(_('median'), 8)}  {_pad(_('range'), 17)}  {_pad(_('seeds'), 5)}  {_('reading')}")
     for name, s in spreads.items():
-        reading = ("range excludes 0" if s.excludes_zero else "range includes 0" if s.count >= MIN_SEEDS
-                   else f"{s.count} seed(s): no direction claimed")
-        print(f"{name:<{width}}  {s.median:>+8.1f}  {s.low:>+7.1f} to {s.high:<+7.1f}  {s.count:>5}  {reading}")
+        reading = (_("range excludes 0") if s.excludes_zero else _("range includes 0") if s.count >= MIN_SEEDS
+                   else _("{count} seed(s): no direction claimed").format(count=s.count))
+        print(_("{name:<{width}}  {median:>+8.1f}  {low:>+7.1f} to {high:<+7.1f}  {count:>5}  {reading}").format(
+            name=name, width=width, median=s.median, low=s.low, high=s.high, count=s.count, reading=reading))
     own_figure = ax is None
     if own_figure:
-        _, ax = plt.subplots(figsize=(max(5, 1.2 * len(spreads) + 2), 3.6))
+        _figure, ax = plt.subplots(figsize=(max(5, 1.2 * len(spreads) + 2), 3.6))
     names, crowded = list(spreads), len(spreads) > 3 or max(map(len, spreads)) > 14  # long labels tilt
     for index, name in enumerate(names):
         ax.scatter([index] * len(differences[name]), differences[name], color="gray", s=12, zorder=2)
@@ -171,11 +200,12 @@ def timing_claim(holds, description):
     In fast mode (CI) other jobs share the cores, so a measured time says little; assert counted work
     (FLOPs, positions computed) instead and show the time beside it.
     """
-    verdict = "holds" if holds else "does NOT hold"
-    print(f"timing: {description}: {verdict} in this run"
-          + ("" if not course.FAST else " (reported only: fast mode shares the machine)"), flush=True)
+    claim = _words(description)
+    line = _("timing: {claim}: holds in this run") if holds else _("timing: {claim}: does NOT hold in this run")
+    print(line.format(claim=claim) + ("" if not course.FAST else _(" (reported only: fast mode shares the machine)")),
+          flush=True)
     if not course.FAST:
-        assert holds, f"timing claim failed in full mode: {description}"
+        assert holds, _("timing claim failed in full mode: {claim}").format(claim=claim)
     return bool(holds)
 
 
@@ -295,13 +325,21 @@ def tiny_pretrained(verbose=True, **settings):
                 shutil.rmtree(staging, ignore_errors=True)
     model = _load(target, settings, cached)
     if verbose:
-        last = {name: values[-1] for name, values in model.history.items()}
-        what = "loaded from the cache" if cached else f"pretrained in {(target / 'seconds.txt').read_text().strip()} s"
-        print(f"tiny model ({settings['num_layers']} layers, H={settings['hidden_dim']}, "
-              f"{'MLM + NSP' if settings['next_sentence'] else 'MLM only'}, {settings['steps']} steps, "
-              f"seed {settings['seed']}): {what}; last interval "
-              + ", ".join(f"{name} {value:.3f}" for name, value in last.items() if "accuracy" in name), flush=True)
+        print(_loaded_line(model, target), flush=True)
     return model
+
+
+def _loaded_line(model, folder):
+    """What `tiny_pretrained` says of the model it returns: its size, whether it was trained or loaded, its last
+    accuracies (as the training log names them)."""
+    settings = model.settings
+    what = _("loaded from the cache") if model.cached else _("pretrained in {seconds} s").format(
+        seconds=(folder / "seconds.txt").read_text().strip())
+    last = ", ".join(f"{name} {values[-1]:.3f}" for name, values in model.history.items() if "accuracy" in name)
+    return _("tiny model ({layers} layers, H={hidden}, {objectives}, {steps} steps, seed {seed}): {what}; last "
+             "interval {last}").format(layers=settings["num_layers"], hidden=settings["hidden_dim"],
+                                       objectives="MLM + NSP" if settings["next_sentence"] else _("MLM only"),
+                                       steps=settings["steps"], seed=settings["seed"], what=what, last=last)
 
 
 def _tokenizer_for(settings, documents, folder):
@@ -343,10 +381,17 @@ def _pretrain_into(folder, settings):
         mask_token_rate=settings["mask_token_rate"], random_token_rate=settings["random_token_rate"],
         next_sentence=settings["next_sentence"], dropout=settings["dropout"], seed=settings["seed"],
         precision=settings["precision"], log_every=interval, checkpoint_every=interval)
+    from bertlib_course.progress import Progress
+
+    bar = Progress(steps, messages.translate("pretraining the tiny model"))  # a first call trains for minutes
+    bar.start()
     try:
-        result = pretraining.pretrain(run, tokenizer=tokenizer, config=config, verbose=False)
+        result = pretraining.pretrain(run, tokenizer=tokenizer, config=config, verbose=False,
+                                      on_progress=lambda record: bar.advance(record["step"]))
     except FloatingPointError as error:
         raise ValueError(f"tiny_pretrained: {error} (settings {settings}); try a smaller learning_rate.") from error
+    finally:
+        bar.finish()
     history = {name: [record[name] for record in result["history"]]
                for name in ("loss", "mlm_loss", "mlm_accuracy", "nsp_loss", "nsp_accuracy")
                if result["history"][0][name] is not None}

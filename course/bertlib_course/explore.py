@@ -327,8 +327,8 @@ class MaskDraw:
     """One draw of the masker on one sentence.
 
     `tokens`: the WordPieces with [CLS]/[SEP]; `shown`: what the model sees after masking; `status`: per token
-    None (not selected), "mask", "random" or "kept"; `counts` and `expected`: dicts with keys tokens,
-    eligible, selected, mask, random, kept (expected selected = the selection rate x all tokens, [CLS] and
+    None (not selected), "mask", "kept" or "random" (the branches in Table 8's MASK/SAME/RND order); `counts`
+    and `expected`: dicts with keys tokens, eligible, selected, mask, kept, random (expected selected = the selection rate x all tokens, [CLS] and
     [SEP] included as in the masker's budget, at most the eligible ones; before the rounding).
     """
 
@@ -370,12 +370,12 @@ def draw_masks(tokenizer, text, seed=0, selection_rate=0.15, mask_token_rate=0.8
     eligible = int(np.sum(~np.isin(token_ids[0], tokenizer.special_token_ids)))
     num_tokens = int(np.sum(token_ids[0] != tokenizer.pad_id))  # the budget counts [CLS] and [SEP] too
     counts = {"tokens": num_tokens, "eligible": eligible, "selected": len(selected_positions),
-              **{name: status.count(name) for name in ("mask", "random", "kept")}}
+              **{name: status.count(name) for name in ("mask", "kept", "random")}}
     selected_expected = min(num_tokens * selection_rate, eligible)
     expected = {"tokens": num_tokens, "eligible": eligible, "selected": selected_expected,
                 "mask": selected_expected * mask_token_rate,
-                "random": selected_expected * random_token_rate,
-                "kept": selected_expected * (1 - mask_token_rate - random_token_rate)}
+                "kept": selected_expected * (1 - mask_token_rate - random_token_rate),
+                "random": selected_expected * random_token_rate}
     return MaskDraw(tokens, [tokenizer.id_to_token(i) for i in shown_ids], status, counts, expected)
 
 
@@ -394,10 +394,10 @@ def masking_html(draw):
                    "</tr>"
                    for name, key in (("tokens ([CLS], [SEP] too)", "tokens"), ("eligible tokens", "eligible"),
                                      ("selected (in the loss)", "selected"),
-                                     ("replaced by [MASK]", "mask"), ("randomized", "random"),
-                                     ("kept unchanged", "kept")))
+                                     ("replaced by [MASK]", "mask"), ("kept unchanged", "kept"),
+                                     ("randomized", "random")))
     legend = " ".join(f'<span style="{_STATUS_STYLE[status]};padding:0 4px">{translate(label)}</span>'
-                      for status, label in (("mask", "[MASK]"), ("random", "random"), ("kept", "kept")))
+                      for status, label in (("mask", "[MASK]"), ("kept", "kept"), ("random", "random")))
     word_pieces, sees = translate("WordPieces"), translate("What the model sees")
     this_draw, expected = translate("this draw"), translate("expected")
     return (f"<div><b>{word_pieces}</b><div>{chips(draw.tokens, [None] * len(draw.tokens))}</div>"
@@ -478,7 +478,7 @@ class MaskingExplorer:
         counts = self.draw.counts
         return _bundle(self, {"text/html": masking_html(self.draw)},
                        translate(f"{counts['selected']} of {counts['eligible']} tokens selected: {counts['mask']} "
-                                 f"[MASK], {counts['random']} random, {counts['kept']} kept"))
+                                 f"[MASK], {counts['kept']} kept, {counts['random']} random"))
 
 
 def masking(tokenizer, text, **options):

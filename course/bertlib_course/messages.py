@@ -9,15 +9,19 @@ says the same thing in both. What the learner reads is chosen at run time:
   else "en". So a Chinese notebook speaks Chinese by itself, on Colab too; any failure to find or read the
   notebook leaves English.
 - `message(key, **fields)` formats one of the check messages of `MESSAGES` in that language.
+- `pgettext(context, english)` gives a sentence the course composes for a result (a verdict of
+  `bertlib_course.evidence`, a reason `bertlib_course.audit` refuses) in that language: a template whose named
+  `{fields}` the caller fills in after, so the Chinese may put them in another order.
 - `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
   in the course's catalogue, the English unchanged when it is not listed or the language is English.
 - `use_plot_language(lang)` (called by `course.set_plot_style`) makes matplotlib draw listed titles, labels and
   legend entries in Chinese with a CJK font; with no CJK font on the machine it keeps English and says why.
 
 The Chinese lives in one gettext catalogue, `locale/zh/LC_MESSAGES/bertlib_course.po` (translators open it in
-Poedit or Weblate): a check message is the entry whose msgctxt is its key in `MESSAGES`, a figure or hint string
-the entry without msgctxt whose msgid is the English. The course reads the compiled `.mo` beside it with the
-standard `gettext` module; `coursekit i18n build` compiles it and `coursekit i18n check` fails when the two differ.
+Poedit or Weblate): a check message is the entry whose msgctxt is its key in `MESSAGES`, a composed sentence the
+entry whose msgctxt names its module ("evidence", "audit"), a figure or hint string the entry without msgctxt whose
+msgid is the English. The course reads the compiled `.mo` beside it with the standard `gettext` module;
+`coursekit i18n build` compiles it and `coursekit i18n check` fails when the two differ.
 """
 
 import functools
@@ -197,9 +201,22 @@ def _colab_language():
 
 def message(key, lang=None, **fields):
     """One check message in `lang` (default `language()`), its fields filled in."""
-    english = MESSAGES[key]
-    text = catalogue().pgettext(key, english) if (lang or language()) == "zh" else english
-    return text.format(**fields)
+    return pgettext(key, MESSAGES[key], lang).format(**fields)
+
+
+def chapter_text(english, lang=None):
+    """`english` in `lang` (default `language()`): the catalogue's figure or hint string (the entry without msgctxt
+    whose msgid is `english`), or `english` itself in English and where there is no such entry. What a chapter's
+    `_()` calls (`bertlib_course._`): a template comes back unfilled, `_("head {head}").format(head=3)`."""
+    return catalogue().gettext(english) if (lang or language()) == "zh" else english
+
+
+def pgettext(context, english, lang=None):
+    """`english` in `lang` (default `language()`): the catalogue's entry with msgctxt `context` and msgid `english`,
+    or `english` itself in English and where there is no such entry. A template comes back unfilled: the caller
+    formats it, e.g. `pgettext("evidence", "no measurable difference at this scale ({spread})").format(spread=...)`.
+    """
+    return catalogue().pgettext(context, english) if (lang or language()) == "zh" else english
 
 
 LOCALE = Path(__file__).resolve().parent / "locale"
@@ -240,9 +257,9 @@ def translate(text, lang=None):
     """The Chinese of a listed English string (hint, title, label) when the language is Chinese; else `text`.
 
     A listed string may hold `{fields}` that match any text, e.g. "block {layer}, head {head}" matches
-    "block 3, head 7" and gives "第 3 层、第 7 个头"; a field's text that is itself listed, exactly or as a
+    "block 3, head 7" and gives "层 3、头 7"; a field's text that is itself listed, exactly or as a
     template, is translated too ("attends to the {pattern}" with "previous token" gives "关注前一个词元", and
-    "layer {layer}, {head}, ..." with "head 3" gives "第 0 层，第 3 个头，...").
+    "layer {layer}, {head}, ..." with "head 3" gives "层 0、头 3，...").
     """
     if not isinstance(text, str) or not text or (lang or language()) != "zh":
         return text

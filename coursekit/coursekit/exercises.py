@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit import course
-from coursekit.files import write_text_atomically
+from coursekit.files import write_changed
 
 BEGIN_MARKER = "### BEGIN SOLUTION"
 END_MARKER = "### END SOLUTION"
@@ -373,19 +373,7 @@ def build(solutions_dir, exercises_dir):
 
     Returns the list of paths written or removed.
     """
-    exercises_dir = Path(exercises_dir)
-    expected = expected_exercises(solutions_dir)
-    changed = []
-    for name, text in expected.items():
-        path = exercises_dir / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            write_text_atomically(path, text)
-            changed.append(path)
-    for path in sorted(exercises_dir.glob("*.ipynb")):
-        if path.name not in expected:
-            path.unlink()
-            changed.append(path)
-    return changed
+    return write_changed(exercises_dir, expected_exercises(solutions_dir), stale_folders=["."])
 
 
 def differences(solutions_dir, exercises_dir):

@@ -49,7 +49,7 @@ import nbformat
 import polib
 
 from coursekit import course, exercises
-from coursekit.files import write_text_atomically
+from coursekit.files import write_changed, write_text_atomically
 
 LANGUAGES = ("zh",)
 SOURCE_EDITIONS = ("notebooks", "solutions")  # edited by hand, in English
@@ -317,25 +317,9 @@ def build(root=None, lang="zh", out=None):
     """
     root = course.root_or(root)
     out = Path(out or root)
-    files, _ = expected_edition(root, lang)
-    changed = []
-    for relative, text in files.items():
-        path = out / relative
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            write_text_atomically(path, text)
-            changed.append(path)
-    for edition in (*SOURCE_EDITIONS, EXERCISES):
-        for path in sorted((out / edition / lang).glob("*.ipynb")):
-            if f"{edition}/{lang}/{path.name}" not in files:
-                path.unlink()
-                changed.append(path)
-    for relative, data in compiled_catalogues(root, lang).items():
-        path = out / relative
-        if not path.is_file() or path.read_bytes() != data:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            changed.append(path)
-    return changed
+    notebooks, _ = expected_edition(root, lang)
+    editions = [f"{edition}/{lang}" for edition in (*SOURCE_EDITIONS, EXERCISES)]
+    return write_changed(out, notebooks, stale_folders=editions) + write_changed(out, compiled_catalogues(root, lang))
 
 
 def update(root=None, lang="zh"):
@@ -418,6 +402,10 @@ def check(root=None, lang="zh", glossary_path=None):
     if runtime is None:
         coverage.runtime_checked = False
         return coverage
+    for entry in read_catalogue(runtime):  # figures, hints and messages use the glossary's terms too
+        for problem in glossary_problems(entry.msgstr, terms) if entry.translated() else ():
+            where = f"msgctxt {entry.msgctxt!r}, " if entry.msgctxt else ""
+            coverage.glossary.append(f"{runtime.name}, {where}msgid {entry.msgid[:60]!r}: {problem}")
     for text, places in untranslated_strings(root, lang).items():
         coverage.untranslated.append(f"{places[0]}: shown in English (no Chinese in {runtime.name}): {text!r}")
     return coverage
@@ -756,7 +744,10 @@ LABEL_CALLS = {"set_title": (0,), "set_xlabel": (0,), "set_ylabel": (0,), "supti
                "xlabel": (0,), "ylabel": (0,), "text": (2,), "annotate": (0,), "set_xticks": (1,),
                "set_yticks": (1,), "set_xticklabels": (0,), "set_yticklabels": (0,), "show_spread": (1, 2),
                "bar": (0,), "barh": (0,)}  # a bar chart's categories are its tick labels
-LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "labels", "hint", "legend_title")
+LABEL_KEYWORDS = ("title", "xlabel", "ylabel", "label", "labels", "hint", "legend_title", "description")
+# The gettext keyword a chapter marks its own strings with where it writes them (`_("head {head}")`, as xgettext
+# reads `_`): every such literal is a runtime string, whatever call receives it.
+MARK_KEYWORD = "_"
 # Plotting helpers whose first argument is a dict: its keys name the series, bars or ticks a figure shows.
 SERIES_CALLS = ("show_spread", "plot_lines", "plot_bars", "plot_grouped_bars", "plot_heatmaps", "plot_shares")
 
@@ -774,7 +765,11 @@ def _call_name(node):
 
 
 def _label_arguments(call):
-    """The argument nodes of `call` that a figure or a check shows (LABEL_CALLS positions, LABEL_KEYWORDS)."""
+    """The argument nodes of `call` that a figure or a check shows (LABEL_CALLS positions, LABEL_KEYWORDS), and the
+    literal a chapter marks with `_()` (MARK_KEYWORD)."""
+    if isinstance(call.func, ast.Name) and call.func.id == MARK_KEYWORD and call.args:
+        marked = call.args[0]  # a literal only: an f-string's msgid would be the text it makes, never listed
+        return [marked] if isinstance(marked, ast.Constant) else []
     shown = [call.args[index] for index in LABEL_CALLS.get(_call_name(call), ()) if index < len(call.args)]
     return shown + [keyword.value for keyword in call.keywords if keyword.arg in LABEL_KEYWORDS]
 

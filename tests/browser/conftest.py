@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as REPO
+
 CHROMIUM = Path(os.environ.get("BERTLIB_CHROMIUM", "/usr/bin/chromium"))
 BOOK_HTML = Path(os.environ.get("BERTLIB_BOOK_HTML", REPO / "build" / "book" / "html"))
 SCREENSHOTS = Path(os.environ.get("BERTLIB_SCREENSHOTS", REPO / "build" / "browser" / "screenshots"))

@@ -8,12 +8,12 @@ import json
 import os
 import re
 import subprocess
-from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as ROOT
+
 SCRIPT = ROOT / "bench" / "accelerator.sh"
 PARTS = ("ch00-tensorflow", "ch00-jax", "step-time", "pretrain")
 

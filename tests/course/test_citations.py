@@ -17,13 +17,11 @@ It can only check that a number exists in the paper, not that it is the right se
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from coursekit import i18n
-
-REPO = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as REPO
 
 # The sections of the published paper (arXiv v2 = NAACL 2019), appendices included.
 SECTIONS = frozenset({

@@ -6,13 +6,12 @@ import subprocess
 import sys
 import textwrap
 import types
-from pathlib import Path
 
 import pytest
 
 from bertlib_course import colab
+from tools.repo_paths import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[2]
 COLAB = {"google.colab": types.ModuleType("google.colab")}
 # As importlib.metadata.requires gives them: the course names the kit and the library with two of its extras.
 REQUIREMENTS = {

@@ -5,9 +5,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as REPO
+
 SET_BY_SETUP = ("TF_CPP_MIN_LOG_LEVEL", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS",
                 "OMP_WAIT_POLICY")
 

@@ -286,7 +286,7 @@ def test_the_explorers_speak_chinese_in_the_chinese_edition(small_backbone, toke
         explore.top_k_predictions(pretrainer, tokenizer, "No mask here.")
 
     attention = explore.attention(small_backbone, tokenizer, *PAIR, layer=1, head=3)
-    assert attention.caption().startswith("第 1 层，第 3 个头，14 个词元：") and attention.caption().endswith("看它关注哪里。")
+    assert attention.caption().startswith("层 1、头 3，14 个词元：") and attention.caption().endswith("看它关注哪里。")
     assert attention.caption(lang="en").startswith("layer 1, head 3, 14 tokens: ")
     for head in (3, "grid"):
         attention.head = head
@@ -295,7 +295,7 @@ def test_the_explorers_speak_chinese_in_the_chinese_edition(small_backbone, toke
     pytest.importorskip("anywidget")
     assert untranslated(_shown_words(attention.widget)) == []
     payload = attention.redraw(head="grid")
-    assert payload["head_labels"][0] == "第 0 个头" and payload["words"]["attends_to"] == "{token} 关注：{keys}"
+    assert payload["head_labels"][0] == "头 0" and payload["words"]["attends_to"] == "{token} 关注：{keys}"
 
 
 def test_the_explorers_speak_english_elsewhere(tokenizer, monkeypatch):

@@ -9,14 +9,13 @@ notebook's path), and on Colab `google.colab._message.blocking_request("get_ipyn
 import json
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
 from bertlib_course import messages
 from coursekit import i18n
+from tools.repo_paths import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[2]
 ENGLISH = REPO / "notebooks" / "01_problem_setting.ipynb"
 
 

@@ -23,12 +23,13 @@ import pytest
 
 from bertlib_course import evidence
 from coursekit.exercises import body_fingerprint, outputs_belong, runnable_code
+from tools.repo_paths import REPO_ROOT
 from tools.run_notebook import code_fingerprint
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
 # The Chinese edition: its own full run where it has one (coursekit.i18n.keep_own_run), else the English
 # outputs and run record; either way they must belong to its code.
-CHINESE = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "zh").glob("*.ipynb"))
+CHINESE = sorted((REPO_ROOT / "notebooks" / "zh").glob("*.ipynb"))
 
 # ---------------------------------------------------------------------------------------------------------
 # Readers of a stored notebook

@@ -3,12 +3,12 @@
 import importlib.util
 import json
 import os
-from pathlib import Path
 
 import nbformat
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as REPO
+
 spec = importlib.util.spec_from_file_location("run_notebook", REPO / "tools" / "run_notebook.py")
 run_notebook = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(run_notebook)

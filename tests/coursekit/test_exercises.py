@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -16,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from bertlib_course.checks import answer_digest
 from coursekit import exercises, grading
+from tools.repo_paths import REPO_ROOT as REPOSITORY
 
 TOY_NAME = "03_toy.ipynb"
 TOY_POINTS = {"3.1": 1, "3.2": 2, "3.3": 1}
@@ -226,9 +226,6 @@ def test_nbval_passes_on_solutions_and_generated_exercises(tmp_path):
     code, output = run_nbval(solutions / TOY_NAME, tmp_path / "exercises" / TOY_NAME, cwd=tmp_path)
     assert code == 0, output
     assert "18 passed" in output, output  # 9 code cells in each notebook
-
-
-REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 def test_hidden_tests_are_removed_from_the_learner_copy(tmp_path):

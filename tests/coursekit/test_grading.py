@@ -31,6 +31,7 @@ from tests.coursekit.test_exercises import (
     main,
     write_toy_course,
 )
+from tools.repo_paths import shared_path
 
 FULL_MARKS = sum(TOY_POINTS.values())
 
@@ -262,7 +263,7 @@ SABOTAGE_NEIGHBOURS = '''
 import glob, json, os, time
 end = time.time() + 15
 while time.time() < end:
-    for folder in set(glob.glob("../../bertlib-grade-*") + glob.glob("/tmp/bertlib-grade-*")):
+    for folder in set(glob.glob("../../coursekit-grade-*") + glob.glob("/tmp/coursekit-grade-*")):
         for name in ("cells.jsonl", "work/cells.jsonl"):
             try:
                 with open(os.path.join(folder, name), "a") as file:
@@ -363,7 +364,7 @@ def test_no_process_outlives_the_run_and_no_kernel_file_is_left(course, tmp_path
         rows = grading.grade([path], tmp_path / "orphan.csv", solutions_dir=course / "solutions", timeout=20)
         time.sleep(1)
         assert not survivors(), "a double-forked setsid child outlived the run"
-        left = set(scratch.glob("bertlib-grade-*"))
+        left = set(scratch.glob("coursekit-grade-*"))
         assert not left, f"sandbox folders (with the kernel's connection file) left behind: {left}"
         assert [row["status"] for row in rows] == ["passed", "passed", "timeout"], [row.row() for row in rows]
     finally:
@@ -620,8 +621,8 @@ def test_exercises_with_an_unknown_chapter_exit_2_naming_it_and_the_chapters_the
 
 # What the notebooks need on the grading machine (issue 38): refused up front, or rows that blame the machine ---
 
-SOLUTIONS_07 = Path(__file__).resolve().parents[2] / "solutions" / "07_critical_reading.ipynb"
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+SOLUTIONS_07 = REPOSITORY / "solutions" / "07_critical_reading.ipynb"
+SHARED_DATA = shared_path() / "data"  # CI's copy of the datasets
 
 
 @pytest.fixture

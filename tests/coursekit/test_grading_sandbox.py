@@ -19,10 +19,10 @@ import pytest
 
 import bertlib
 import bertlib_course.checks
-from bertlib_course import paths
 from coursekit import exercises, grading
 from tests.coursekit.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
 from tests.coursekit.test_grading import by_exercise, private_run_locks, read_csv, replace_cell_source  # noqa: F401 (a fixture)
+from tools.repo_paths import REPO_ROOT
 
 FULL_MARKS = sum(TOY_POINTS.values())
 pytestmark = pytest.mark.slow
@@ -214,7 +214,7 @@ def test_a_kernel_cannot_rewrite_the_checks_the_answer_key_or_plant_a_sitecustom
     """Old grader: the kernel appended no-op helpers to bertlib/course/checks.py, emptied the solution's check cells
     and planted sitecustomize.py at the repository root; its own wrong answers and a later run's scored 4 of 4."""
     checks = Path(bertlib_course.checks.__file__)
-    sitecustomize = paths.REPO_ROOT / "sitecustomize.py"
+    sitecustomize = REPO_ROOT / "sitecustomize.py"
     solutions = tmp_path / "solutions"
     shutil.copytree(course / "solutions", solutions)
     solution = solutions / TOY_NAME
@@ -384,8 +384,8 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    hidden = [str(course / "solutions"), str(paths.REPO_ROOT / "tests"), str(paths.REPO_ROOT / "solutions"),
-              str(paths.REPO_ROOT / ".git"), str(course / "submissions"), str(tmp_path), "/root/.ssh"]
+    hidden = [str(course / "solutions"), str(REPO_ROOT / "tests"), str(REPO_ROOT / "solutions"),
+              str(REPO_ROOT / ".git"), str(course / "submissions"), str(tmp_path), "/root/.ssh"]
     read_only = [str(Path(bertlib.__file__).parent), str(Path(os.__file__).parent)]
     attack = PROBE.format(hidden=hidden, read_only=read_only, port=listener.getsockname()[1])
     path = save(course, "prober", notebook(course, attack,
@@ -398,7 +398,7 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
                 argv = process.info["cmdline"] or []
                 # The kernel itself, `python -m ipykernel_launcher`: the root `unshare` and `sh` that stage its
                 # mounts carry the same words in their argv until `setpriv` drops the uid and starts bwrap.
-                if (argv[1:3] == ["-m", "ipykernel_launcher"] and "bertlib-grade-" in " ".join(argv)
+                if (argv[1:3] == ["-m", "ipykernel_launcher"] and "coursekit-grade-" in " ".join(argv)
                         and process.info["uids"]):
                     kernel_uids.add(process.info["uids"].real)
             time.sleep(0.1)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from coursekit import prose
+from tools.repo_paths import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[2]
 ENGLISH = sorted((REPO / "notebooks").glob("0*.ipynb"))
 CHINESE = sorted((REPO / "notebooks" / "zh").glob("0*.ipynb"))
 

@@ -9,12 +9,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tools.repo_paths import REPO_ROOT as ROOT
+
 BACKENDS = ("tensorflow", "jax", "torch")
 # The model, layer, config and gradient tests (tests/library/test_backends.py runs them on every backend but the
 # default, which runs them anyway).

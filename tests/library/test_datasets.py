@@ -25,8 +25,8 @@ import pytest
 import bertlib_course as course
 from bertlib import cli
 from bertlib.io import downloads
-from bertlib_course import paths
 from tools import serve_mirror
+from tools.repo_paths import REPO_ROOT, shared_dir
 
 TOY_URL = "https://dl.fbaipublicfiles.com/glue/data/TOY.zip"  # served by the test host at the same path
 TOY_FILES = {"train.tsv": "sentence\tlabel\n" + "".join(f"line {i} of a toy task\t{i % 2}\n" for i in range(6000)),
@@ -202,7 +202,7 @@ def test_a_cut_download_is_retried(places, host, monkeypatch):
 def test_a_killed_download_leaves_no_half_file(places, host):
     host.modes = ["stall"]
     fetching = subprocess.Popen([sys.executable, "-c", "from bertlib.io import downloads; downloads.find('toy')"],
-                                env=os.environ.copy(), cwd=paths.REPO_ROOT,
+                                env=os.environ.copy(), cwd=REPO_ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         assert host.stalled.wait(60), "the download never started"
@@ -487,7 +487,7 @@ def test_real_registry_has_real_https_urls_and_well_formed_hashes():
 
 
 def test_real_registry_file_hashes_match_the_distributed_files_in_shared():
-    shared = paths.shared_dir()
+    shared = shared_dir()
     if shared is None or not (shared / "data").is_dir():
         pytest.skip("../shared/data is absent (set BERTLIB_SHARED): the distributed files are not here")
     registry, data = _real_registry(), shared / "data"
@@ -508,7 +508,7 @@ def test_real_registry_file_hashes_match_the_distributed_files_in_shared():
 
 
 def test_mirror_tool_rebuilds_downloads_whose_files_hash_as_the_real_registry(tmp_path):
-    shared = paths.shared_dir()
+    shared = shared_dir()
     if shared is None or not (shared / "data" / "glue" / "WNLI").is_dir():
         pytest.skip("../shared/data/glue/WNLI is absent (set BERTLIB_SHARED)")
     data = tmp_path / "data"

@@ -6,14 +6,13 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import tensorflow as tf
 
 from bertlib.train import distribute
+from tools.repo_paths import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[2]
 CORPUS_WORDS = ("tokens attend to the left and right context so masked words are predicted from both sides "
                 "of the sentence while pairs of sentences teach the model whether one follows the other")
 

@@ -13,6 +13,7 @@ import pytest
 import scipy.stats
 
 from bertlib.finetune import metrics, tasks
+from tools.repo_paths import REPO_ROOT
 
 BOM = "\ufeff"
 
@@ -623,7 +624,7 @@ def test_a_process_that_imports_bertlib_layers_first_saves_and_loads_a_backbone(
             print("loaded", type(loaded).__name__)
         """
     for mode in ("save", "load"):  # two fresh processes: the loading one never imports bertlib.model itself
-        done = _run_python(script.replace("{mode!r}", repr(mode)), cwd=Path(__file__).parents[2])
+        done = _run_python(script.replace("{mode!r}", repr(mode)), cwd=REPO_ROOT)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "could not register" not in done.stderr
     assert "loaded BertBackbone" in done.stdout
@@ -808,7 +809,7 @@ def test_a_fifo_as_corpus_is_refused_up_front_instead_of_waiting_forever(tmp_pat
     for command, argv in commands.items():
         try:
             done = _run_python(f"import sys; from bertlib import cli; sys.exit(cli.main({argv!r}))", timeout=120,
-                               cwd=Path(__file__).parents[2])
+                               cwd=REPO_ROOT)
         except subprocess.TimeoutExpired:
             pytest.fail(f"bertlib {command} --corpus FIFO waited for a writer instead of refusing it")
         assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -321,3 +321,18 @@ def test_vocabulary_without_mask_token_is_a_clear_error(tmp_path):
 def test_bad_settings_are_clear_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, **kwargs)
+
+
+def test_rates_are_listed_in_table_8_order_and_measured_so():
+    # A mixture whose three shares all differ, so a swapped order cannot pass: 60% [MASK], 30% kept, 10% random.
+    token_ids = padded_batch(400, 512)
+    masker = MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS, max_predictions=512, mask_token_rate=0.6,
+                            random_token_rate=0.1, seed=1)
+    assert masker.rates == pytest.approx((0.6, 0.3, 0.1)) and masker.keep_rate == pytest.approx(0.3)
+    assert MaskedLMMasker(VOCABULARY_SIZE, MASK, SPECIALS).rates == pytest.approx((0.8, 0.1, 0.1))
+    masked = masker(token_ids)
+    selected = selected_matrix(masked, token_ids.shape)
+    new = masked["token_ids"][selected]
+    old = token_ids[selected]
+    measured = ((new == MASK).mean(), (new == old).mean(), ((new != MASK) & (new != old)).mean())
+    np.testing.assert_allclose(measured, masker.rates, atol=0.01)  # MASK, SAME (kept), RND

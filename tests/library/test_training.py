@@ -442,6 +442,38 @@ def test_damaged_latest_json_advice_loses_nothing(small_run, tmp_path):
     assert [path.name for path in old.glob("ckpt-*")] == ["ckpt-00000010.npz"]
 
 
+@pytest.mark.parametrize("written", ["format 1", "format 3"])
+def test_a_folder_of_another_checkpoint_format_is_refused_and_left_untouched(small_run, tmp_path, written):
+    """bertlib 0.1 wrote format 1: no "format" in latest.json, the settings at its top level, the variables by
+    position. It is not read (nor a newer bertlib's format): refused before any training, nothing overwritten."""
+    from bertlib.io.files import LOCK_NAME
+
+    run = {**small_run, "strategy": "cpu", "verbose": False, "checkpoint_every": 5}
+    folder = tmp_path / "run"
+    folder.mkdir()
+    if written == "format 1":
+        np.savez(folder / "ckpt-00000010.npz", **{"model/00000": np.ones(2), "optimizer/00000": np.zeros(1)})
+        record = {"step": 10, "checkpoint": "ckpt-00000010.npz", "preset": "tiny", "seq_length": 32}
+        expected = r'format 1 \(its record has no "format": bertlib 0\.1\)'
+    else:
+        pretraining.pretrain(steps=10, checkpoint_dir=folder, **run)
+        record = json.loads((folder / "latest.json").read_text())
+        assert record["format"] == 2  # what this bertlib writes, and the message expects
+        record["format"] = 3
+        expected = "format 3"
+    (folder / "latest.json").write_text(json.dumps(record))
+
+    def contents():
+        return {path.relative_to(folder): path.read_bytes() for path in sorted(folder.rglob("*"))
+                if path.is_file() and path.name != LOCK_NAME}
+
+    before = contents()
+    with pytest.raises(ValueError, match=rf"{re.escape(str(folder))} holds checkpoints of {expected}, expected "
+                                         r"format 2.*Nothing was trained or deleted"):
+        pretraining.pretrain(steps=20, checkpoint_dir=folder, **run)
+    assert contents() == before
+
+
 def test_checkpoints_are_keyed_by_path_whatever_the_process_built_before(tmp_path):
     """Keras numbers seed generators and optimizers in creation order: the keys must not depend on that."""
     from bertlib.train.callbacks import CheckpointMismatch

@@ -26,7 +26,7 @@ import time
 from coursekit.grading import wire
 from coursekit.grading.outcome import Ending, Outcome, Status
 
-AGENT_MODULE = "_bertlib_grading_wire"
+AGENT_MODULE = "_coursekit_grading_wire"
 _AGENT = f"__import__('sys').modules[{AGENT_MODULE!r}].agent"
 _OUTPUT_KEPT = 4000  # characters of a check's printed output kept for its message
 
@@ -57,15 +57,15 @@ _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
 def install_code():
     """The code that installs the kernel's end of the channel (wire.py's `Agent`) in a fresh kernel."""
     source = open(wire.__file__, encoding="utf-8").read()
-    return (f"def _bertlib_install(source):\n"
+    return (f"def _coursekit_install(source):\n"
             f"    import sys, types\n"
             f"    module = types.ModuleType({AGENT_MODULE!r})\n"
             f"    module.__builtins__ = dict(vars(__import__('builtins')))  # its own, should the notebook patch them\n"
-            f"    exec(compile(source, 'bertlib-grading-wire', 'exec'), module.__dict__)\n"
+            f"    exec(compile(source, 'coursekit-grading-wire', 'exec'), module.__dict__)\n"
             f"    module.agent = module.Agent(get_ipython().user_ns)\n"
             f"    sys.modules[{AGENT_MODULE!r}] = module\n"
-            f"_bertlib_install({source!r})\n"
-            f"del _bertlib_install\n")
+            f"_coursekit_install({source!r})\n"
+            f"del _coursekit_install\n")
 
 
 class Channel:

@@ -141,7 +141,7 @@ def check_writable(out):
     if not folder.is_dir():
         raise GradingInputError(f"--out {out}: the folder {folder} does not exist (create it first)")
     try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bertlib-write-test-"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".coursekit-write-test-"):
             pass
     except OSError as error:
         raise GradingInputError(f"--out {out}: cannot write in {folder} ({error.strerror or error}); choose a "

@@ -113,7 +113,7 @@ def write_reports(grades, out):
     try:
         written = _write_reports(grades, out)
     except OSError as error:
-        fallback = Path(tempfile.mkdtemp(prefix="bertlib-grades-")) / out.name
+        fallback = Path(tempfile.mkdtemp(prefix="coursekit-grades-")) / out.name
         written = _write_reports(grades, fallback)
         message = (f"could not write the reports to {out} ({error.strerror or error}); they were written to "
                    f"{fallback.parent} instead")

@@ -36,10 +36,10 @@ SANDBOX_HOME = "/home/learner"
 SANDBOX_UID = 1000
 SCRATCH_MOUNTS = ("/tmp", "/dev/shm", SANDBOX_HOME)  # the sandbox's tmpfs mounts: what is written there is memory
 MAX_SOCKET_PATH = 107  # bytes of a unix socket's path (sun_path, without its NUL)
-# What the sandbox adds to its temporary folder's path for a kernel socket: /bertlib-grade-XXXXXXXX/runtime/socket-N
-_SOCKET_TAIL = len("/bertlib-grade-12345678/runtime/socket-65535")
+# What the sandbox adds to its temporary folder's path for a kernel socket: /coursekit-grade-XXXXXXXX/runtime/socket-N
+_SOCKET_TAIL = len("/coursekit-grade-12345678/runtime/socket-65535")
 # Machine-wide locks of the grading runs: shared by sandboxed runs, exclusive for an unsafe one (`register_run`).
-RUN_LOCKS = ("/run/bertlib-grade.lock", "/tmp/bertlib-grade.lock")
+RUN_LOCKS = ("/run/coursekit-grade.lock", "/tmp/coursekit-grade.lock")
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 # What the kernel gets of the grader's environment: settings the notebooks read, nothing else.
 # The course adds its own (its `kernel_environment` hook).
@@ -245,7 +245,7 @@ class Sandbox:
         self.limits, self.unsafe, self.read_only_paths = limits, unsafe, [Path(path) for path in read_only_paths]
         self.cpu_seconds = cpu_seconds
         dropping = _is_root() and not unsafe
-        self.root = Path(tempfile.mkdtemp(prefix="bertlib-grade-", dir=_temp_base(everyone=dropping)))
+        self.root = Path(tempfile.mkdtemp(prefix="coursekit-grade-", dir=_temp_base(everyone=dropping)))
         self.root.chmod(0o711)  # the unprivileged uid may pass through to its runtime folder, not list it
         self.runtime = self.root / "runtime"  # the connection file and the kernel's sockets
         self.runtime.mkdir(mode=0o700)

@@ -1,0 +1,90 @@
+"""One training step of the course's tiny pretrainer: what the chapters pay per step (issue 37, item 3).
+
+The chapters train tiny models: 2 layers, hidden 64, 2 heads, FFN 256, a 45-token vocabulary, batch 64 x 16
+tokens, 2 masked-LM predictions per sequence, `BertPretrainer(next_sentence=False)` compiled with
+`schedule.make_optimizer(2e-3, 120, 1200)` and the default `compile()` (its loss and accuracy metric). At that
+size a step is almost all per-op overhead, not arithmetic, so this times exactly what a chapter's `fit` runs.
+
+The numpy batches are made once (random ids, sorted distinct mask positions, weights 1), before any timing.
+Each round runs `--steps` steps through `fit` on those arrays (one epoch of `--steps` batches, as a chapter's
+`fit` runs its epochs) and the figure is the median over `--rounds` rounds of the time per step; a first
+`fit` traces (and on JAX compiles) the step outside the rounds. The backend is KERAS_BACKEND's
+(TensorFlow by default); CPU threads are set by `bertlib.train.distribute.configure_cpu()`, as the course does.
+
+    KERAS_BACKEND=jax python bench/tiny_step.py [--rounds 7] [--steps 100] [--jit-compile auto]
+
+Last line: `tiny_step_ms: X`.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from bertlib.train import distribute  # noqa: E402
+
+THREADS = distribute.configure_cpu()  # before the backend starts its pools
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+
+SIZE = dict(num_layers=2, num_heads=2, hidden_dim=64, intermediate_dim=256, vocabulary_size=45,
+            max_sequence_length=16)
+BATCH, SEQ, PREDICTIONS = 64, 16, 2
+
+
+def arrays(steps, seed=0):
+    """`steps` batches of chapter-03-like inputs as one set of numpy arrays (x, y, sample_weight)."""
+    rng = np.random.default_rng(seed)
+    rows = steps * BATCH
+    token_ids = rng.integers(5, SIZE["vocabulary_size"], (rows, SEQ)).astype("int32")
+    positions = np.sort(np.argsort(rng.random((rows, SEQ - 2)), axis=1)[:, :PREDICTIONS] + 1, axis=1)
+    x = {"token_ids": token_ids, "segment_ids": np.zeros((rows, SEQ), "int32"),
+         "padding_mask": np.ones((rows, SEQ), "int32"), "mask_positions": positions.astype("int32")}
+    y = {"mlm_logits": np.take_along_axis(token_ids, positions, axis=1).astype("int32")}
+    return x, y, {"mlm_logits": np.ones((rows, PREDICTIONS), "float32")}
+
+
+def build(jit_compile):
+    from bertlib import BertBackbone, BertConfig, BertPretrainer
+    from bertlib.train import schedule
+
+    keras.utils.set_random_seed(0)
+    model = BertPretrainer(BertBackbone(BertConfig(**SIZE)), next_sentence=False)
+    model.compile(optimizer=schedule.make_optimizer(2e-3, 120, 1200), jit_compile=jit_compile)
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=100, help="steps per round (one fit epoch)")
+    parser.add_argument("--jit-compile", default="auto", help="auto, true or false")
+    args = parser.parse_args()
+    jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
+    x, y, w = arrays(args.steps)
+    model = build(jit)
+    fit = dict(batch_size=BATCH, epochs=1, verbose=0, shuffle=False)
+    history = model.fit(x, y, sample_weight=w, **fit)  # trace / compile outside the rounds
+    print(f"backend {keras.backend.backend()}, jit_compile {args.jit_compile} (resolved {model.jit_compile}), "
+          f"threads {THREADS}, load average {os.getloadavg()}; history keys {sorted(history.history)}")
+    times, cpu = [], []
+    for index in range(args.rounds):
+        started, cpu_started = time.perf_counter(), time.process_time()
+        model.fit(x, y, sample_weight=w, **fit)
+        times.append((time.perf_counter() - started) / args.steps)
+        cpu.append((time.process_time() - cpu_started) / args.steps)
+        print(f"round {index}: {times[-1] * 1000:.2f} ms/step (CPU time {cpu[-1] * 1000:.2f} ms/step); "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"fastest {min(times) * 1000:.2f}, slowest {max(times) * 1000:.2f} ms/step; median CPU time "
+          f"{statistics.median(cpu) * 1000:.2f} ms/step (all threads: steadier than wall time on a busy machine)")
+    print(f"tiny_step_ms: {statistics.median(times) * 1000:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The step's cheaper formulations (issue 37, item 3) against the computations they replace."""
+
+import keras
+import numpy as np
+import pytest
+
+from bertlib.model.backbone import top1_accuracy, top1_accuracy_metric
+from bertlib.model.layers import gather_positions, gelu
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 50), (6, 2)])
+def test_top1_accuracy_is_keras_sparse_categorical_accuracy(shape):
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=shape).astype("float32")  # continuous: no ties
+    labels = rng.integers(0, shape[-1], shape[:-1])
+    labels.reshape(-1)[::2] = logits.reshape(-1, shape[-1])[::2].argmax(-1)  # half of them right
+    weights = rng.random(shape[:-1]).astype("float32")
+    ours, keras_metric = top1_accuracy_metric(), keras.metrics.SparseCategoricalAccuracy()
+    ours.update_state(labels, logits, sample_weight=weights)
+    keras_metric.update_state(labels, logits, sample_weight=weights)
+    expected = np.sum(weights * (logits.argmax(-1) == labels)) / np.sum(weights)
+    assert 0.3 < expected < 1
+    assert float(ours.result()) == pytest.approx(float(keras_metric.result()), abs=1e-6)
+    assert float(ours.result()) == pytest.approx(expected, abs=1e-6)
+
+
+def test_top1_accuracy_takes_column_labels():
+    logits = np.array([[0.1, 2.0], [3.0, -1.0], [0.5, 0.4]], "float32")
+    values = keras.ops.convert_to_numpy(top1_accuracy(np.array([[1], [1], [0]]), logits))
+    np.testing.assert_array_equal(values.reshape(-1), [1.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+def test_gather_positions_is_take_along_axis(axis):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(3, 4, 7, 5)).astype("float32")
+    positions = rng.integers(0, x.shape[axis], (3, 6))  # repeats included
+    index = positions.reshape((3,) + (1,) * (axis - 1) + (6,) + (1,) * (x.ndim - axis - 1))
+    expected = np.take_along_axis(x, index, axis=axis)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(gather_positions(x, positions, axis=axis)), expected)
+
+
+def test_gelu_sigmoid_form_is_the_tanh_form():
+    x = np.linspace(-8, 8, 2001).astype("float32")
+    tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x.astype("float64") ** 3)))
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(gelu(x, approximate=True)), tanh_form, atol=2e-6)
+    exact = keras.ops.convert_to_numpy(keras.activations.gelu(x, approximate=False))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(x)), exact)
+
+
+def test_pretrainer_history_keeps_keras_accuracy_values():
+    """The default metrics give the history keys and values Keras' SparseCategoricalAccuracy gives."""
+    from bertlib import BertBackbone, BertConfig, BertPretrainer
+    from bertlib.train import schedule
+
+    rng = np.random.default_rng(2)
+    x = {"token_ids": rng.integers(5, 40, (32, 12)).astype("int32"), "segment_ids": np.zeros((32, 12), "int32"),
+         "padding_mask": np.ones((32, 12), "int32"),
+         "mask_positions": np.sort(rng.choice(np.arange(1, 11), (32, 3)), axis=1).astype("int32")}
+    y = {"mlm_logits": rng.integers(5, 40, (32, 3)).astype("int32"), "nsp_logits": rng.integers(0, 2, (32,))}
+    w = {"mlm_logits": (rng.random((32, 3)) > 0.2).astype("float32"), "nsp_logits": np.ones(32, "float32")}
+    histories = []
+    for metrics in ("auto", "keras"):
+        keras.utils.set_random_seed(0)
+        config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
+                            max_sequence_length=12, dropout=0.0)
+        model = BertPretrainer(BertBackbone(config))
+        kwargs = {} if metrics == "auto" else dict(
+            weighted_metrics={"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
+            metrics={"nsp_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]})
+        model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10), **kwargs)
+        histories.append(model.fit(x, y, sample_weight=w, batch_size=8, epochs=3, verbose=0, shuffle=False).history)
+    ours, theirs = histories
+    assert {"mlm_logits_accuracy", "nsp_logits_accuracy"} <= set(ours) and set(ours) == set(theirs)
+    assert max(ours["mlm_logits_accuracy"]) > 0  # something was learned, so the comparison can fail
+    for key in ours:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6, err_msg=key)
