@@ -383,7 +383,8 @@ def _pretrain_into(folder, settings):
         precision=settings["precision"], log_every=interval, checkpoint_every=interval)
     from bertlib_course.progress import Progress
 
-    bar = Progress(steps, messages.translate("pretraining the tiny model"))  # a first call trains for minutes
+    bar = Progress(steps, description="pretraining the tiny model")  # a first call trains for minutes; the
+    # display translates its description (progress.render), so the Chinese edition reads 预训练小模型
     bar.start()
     try:
         result = pretraining.pretrain(run, tokenizer=tokenizer, config=config, verbose=False,
