@@ -69,7 +69,7 @@ def commit_of(path):
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=folder, capture_output=True,
                               text=True, check=True).stdout.strip()
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "bertlib",
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/bertlib", ":/course",
                                   str(Path(path).resolve())], cwd=folder, capture_output=True, text=True,
                                  check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):

@@ -39,7 +39,7 @@ except ImportError:  # Windows: no lock; the atomic rename alone keeps the cache
 
 # The one format of a score line; tests/course/test_notebook_evidence.py parses its English, keep the two in step.
 SCORE_FORMAT = "{name}: {value:.1%} ({baseline_name} {baseline:.1%})"
-NOT_ABOVE_SUFFIX = "; not clearly above it, as this experiment expects"
+NOT_ABOVE_SUFFIX = "; not clearly above it"
 NOT_ABOVE_FORMAT = SCORE_FORMAT[:-1] + NOT_ABOVE_SUFFIX + ")"
 
 # This module's sentences in the learner's language: `_(english)` is the catalogue's template, filled in after.
@@ -182,7 +182,7 @@ def show_spread(differences, title, ylabel, unit="points", ax=None):
         ax.scatter([index] * len(differences[name]), differences[name], color="gray", s=12, zorder=2)
         s = spreads[name]
         ax.errorbar(index, s.median, yerr=[[s.median - s.low], [s.high - s.median]], fmt="o", color="C0",
-                    capsize=6, zorder=3, label="median and range" if index == 0 else None)
+                    capsize=6, zorder=3, label=messages.translate("median and range") if index == 0 else None)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(names)), names, rotation=20 if crowded else 0, ha="right" if crowded else "center")
     ax.set_ylabel(ylabel)
@@ -201,7 +201,7 @@ def timing_claim(holds, description):
     (FLOPs, positions computed) instead and show the time beside it.
     """
     claim = _words(description)
-    line = _("timing: {claim}: holds in this run") if holds else _("timing: {claim}: does NOT hold in this run")
+    line = _("timing, measured here: {claim}") if holds else _("timing, measured here: {claim}: does NOT hold")
     print(line.format(claim=claim) + ("" if not course.FAST else _(" (reported only: fast mode shares the machine)")),
           flush=True)
     if not course.FAST:

@@ -195,20 +195,20 @@ class AttentionExplorer:
                                 interpolation="nearest")
             axis.grid(False)
             if len(selected) > 1:
-                axis.set_title(f"head {index}", fontsize=9)
+                axis.set_title(translate(f"head {index}"), fontsize=9)
                 axis.set_xticks([])
                 axis.set_yticks([])
             elif labelled:
                 axis.set_xticks(range(len(self.tokens)), self.tokens, rotation=90, fontsize=8)
                 axis.set_yticks(range(len(self.tokens)), self.tokens, fontsize=8)
-                axis.set_xlabel("key (attended to)")  # figures: English, translated as matplotlib draws
-                axis.set_ylabel("query (attending)")
+                axis.set_xlabel(translate("key (attended to)"))
+                axis.set_ylabel(translate("query (attending)"))
             else:
-                axis.set_xlabel("key position")
-                axis.set_ylabel("query position")
+                axis.set_xlabel(translate("key position"))
+                axis.set_ylabel(translate("query position"))
         if len(selected) == 1:
-            fig.colorbar(image, ax=axes[0], fraction=0.046, label="attention weight (colour by its square root)")
-        fig.suptitle(self.caption(hover=False, lang="en"), fontsize=9, wrap=True)
+            fig.colorbar(image, ax=axes[0], fraction=0.046, label=translate("attention weight (colour by its square root)"))
+        fig.suptitle(self.caption(hover=False), fontsize=9, wrap=True)
         fig.tight_layout()
         return fig
 
@@ -653,14 +653,14 @@ class ScheduleExplorer:
         import matplotlib.pyplot as plt
 
         fig, axis = plt.subplots(figsize=(7, 3.4))
-        axis.plot(self.paper["steps"] / 1e3, self.paper["learning_rates"], "--", color="gray", label="paper (A.2)")
-        axis.plot(self.budget["steps"] / 1e3, self.budget["learning_rates"], label="yours")
+        axis.plot(self.paper["steps"] / 1e3, self.paper["learning_rates"], "--", color="gray", label=translate("paper (A.2)"))
+        axis.plot(self.budget["steps"] / 1e3, self.budget["learning_rates"], label=translate("yours"))
         long_start = self.recipe["total_steps"] * (1 - self.recipe["long_fraction"]) / 1e3
         axis.axvspan(long_start, self.recipe["total_steps"] / 1e3, alpha=0.1, color="C1",
-                     label=f"{self.recipe['long_length']}-token phase")
-        axis.set_xlabel("step (thousands)")
-        axis.set_ylabel("learning rate")
-        axis.set_title("Warmup, then linear decay (bertlib.train.schedule.WarmupLinearDecay)")
+                     label=translate(f"{self.recipe['long_length']}-token phase"))
+        axis.set_xlabel(translate("step (thousands)"))
+        axis.set_ylabel(translate("learning rate"))
+        axis.set_title(translate("Warmup, then linear decay (bertlib.train.schedule.WarmupLinearDecay)"))
         axis.legend()
         fig.tight_layout()
         return fig

@@ -14,8 +14,10 @@ says the same thing in both. What the learner reads is chosen at run time:
   `{fields}` the caller fills in after, so the Chinese may put them in another order.
 - `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
   in the course's catalogue, the English unchanged when it is not listed or the language is English.
-- `use_plot_language(lang)` (called by `course.set_plot_style`) makes matplotlib draw listed titles, labels and
-  legend entries in Chinese with a CJK font; with no CJK font on the machine it keeps English and says why.
+- `use_plot_language(lang)` (called by `course.set_plot_style`) gives matplotlib a CJK font for the Chinese edition,
+  whose figure text the chapters mark with `_()` where they write it (and this package's own plotting code passes
+  through `translate`); with no CJK font on the machine it says how to install one. Nothing of matplotlib is
+  patched: a string drawn without `_()` is drawn as it is.
 
 The Chinese lives in one gettext catalogue, `locale/zh/LC_MESSAGES/bertlib_course.po` (translators open it in
 Poedit or Weblate): a check message is the entry whose msgctxt is its key in `MESSAGES`, a composed sentence the
@@ -292,37 +294,23 @@ def cjk_font():
     return next((name for name in CJK_FONTS if name in names), None)
 
 
-_installed = {"lang": "en"}
-
-
 def use_plot_language(lang=None):
-    """Makes matplotlib draw the course's listed strings in `lang` (default `language()`); returns the language used.
+    """Gives matplotlib a font for `lang` (default `language()`); returns the language figures are drawn in.
 
     Chinese needs a CJK font: the first of `CJK_FONTS` found is listed after DejaVu Sans (Latin letters and digits
-    keep their look, Chinese characters come from the CJK font). Without one, figures stay in English, with a
-    warning that says how to install a font, rather than drawing boxes.
+    keep their look, Chinese characters come from the CJK font). Without one, the Chinese a chapter marks with
+    `_()` would be drawn as empty boxes, so this warns with the command that installs a font and returns "en".
     """
     import matplotlib
-    import matplotlib.text
 
     lang = normalize_language(lang) if lang else language()
     if lang == "zh":
         font = cjk_font()
         if font is None:
-            warnings.warn("no CJK font found (install Debian's fonts-noto-cjk, e.g. `sudo apt-get install "
-                          "fonts-noto-cjk`), so figures keep their English titles and labels", stacklevel=2)
-            lang = "en"
-        else:
-            # Named one by one: matplotlib falls back glyph by glyph only across the families listed here.
-            matplotlib.rcParams["font.family"] = ["DejaVu Sans", font, "sans-serif"]
-    if lang == "zh" and not hasattr(matplotlib.text.Text, "_bertlib_set_text"):
-        matplotlib.text.Text._bertlib_set_text = matplotlib.text.Text.set_text
-
-        def set_text(self, text):
-            if _installed["lang"] != "en":
-                text = translate(text, _installed["lang"])
-            return matplotlib.text.Text._bertlib_set_text(self, text)
-
-        matplotlib.text.Text.set_text = set_text
-    _installed["lang"] = lang
+            warnings.warn("no CJK font found, so the figures' Chinese text cannot be drawn: install Debian's "
+                          "fonts-noto-cjk (e.g. `sudo apt-get install fonts-noto-cjk`) and restart the kernel",
+                          stacklevel=2)
+            return "en"
+        # Named one by one: matplotlib falls back glyph by glyph only across the families listed here.
+        matplotlib.rcParams["font.family"] = ["DejaVu Sans", font, "sans-serif"]
     return lang

@@ -4,8 +4,9 @@ A chapter's cell says what it plots (the curves, their labels, the title and the
 bookkeeping (axes, legend, reference lines, tick labels, the layout) lives here, so a plotting cell stays short
 and every figure of the course has a title, axis labels and units. Each function returns the matplotlib Axes
 (or Figure) it drew, for a chapter that wants to add something, and calls `plt.show()` unless given `ax=`
-(drawing into a figure the caller owns). Titles, labels and legends go through `course.set_plot_style`, so the
-Chinese edition shows them in Chinese.
+(drawing into a figure the caller owns). A chapter marks its titles, labels and legends with `_()`;
+this module's own words (default axis labels) go through `messages.translate`, so the Chinese edition shows
+them in Chinese (with the CJK font `course.set_plot_style` sets).
 
 matplotlib is imported when a function is first called, never when this module is imported.
 
@@ -16,6 +17,8 @@ Example:
 """
 
 import numpy as np
+
+from bertlib_course.messages import translate
 
 
 def _pyplot():
@@ -98,12 +101,12 @@ def plot_history(history, series, baseline=None, title="", xlabel=None, ylabel="
     history = getattr(history, "history", history)  # a keras.callbacks.History
     if isinstance(history, dict):
         curves = {label: history[key] for label, key in series.items()}
-        return plot_lines(curves, None, title, "epoch" if xlabel is None else xlabel, ylabel, baseline, ax,
+        return plot_lines(curves, None, title, translate("epoch") if xlabel is None else xlabel, ylabel, baseline, ax,
                           **options)
     records = list(history)
     x = [record.get("step", index + 1) for index, record in enumerate(records)]
     curves = {label: [record[key] for record in records] for label, key in series.items()}
-    return plot_lines(curves, x, title, "optimizer step" if xlabel is None else xlabel, ylabel, baseline, ax,
+    return plot_lines(curves, x, title, translate("optimizer step") if xlabel is None else xlabel, ylabel, baseline, ax,
                       **options)
 
 
@@ -152,8 +155,11 @@ def plot_heatmaps(panels, title="", xlabel="", ylabel="", xticks=None, yticks=No
     return fig
 
 
-def plot_masks(masks, title, xlabel="key position j (attended to)", ylabel="query position i", annotations=None):
-    """Attention masks side by side (row i = query, column j = key; dark = may attend). See `plot_heatmaps`."""
+def plot_masks(masks, title, xlabel=None, ylabel=None, annotations=None):
+    """Attention masks side by side (row i = query, column j = key; dark = may attend). See `plot_heatmaps`;
+    the axes say "key position j (attended to)" and "query position i" unless given."""
+    xlabel = translate("key position j (attended to)") if xlabel is None else xlabel
+    ylabel = translate("query position i") if ylabel is None else ylabel
     return plot_heatmaps(masks, title, xlabel, ylabel, cmap="viridis", annotations=annotations)
 
 
@@ -202,7 +208,7 @@ def plot_grouped_bars(values, title="", ylabel="", legend_title=None, errors=Non
     return _finish(ax, show)
 
 
-def plot_shares(shares, title="", xlabel="share of all parameters (%)", min_label=4.0, ax=None):
+def plot_shares(shares, title="", xlabel=None, min_label=4.0, ax=None):
     """Stacked horizontal bars of shares: `shares` maps a row to {part: fraction}; parts above `min_label`
     percent are labelled with their percentage."""
     plt = _pyplot()
@@ -220,13 +226,13 @@ def plot_shares(shares, title="", xlabel="share of all parameters (%)", min_labe
                 ax.text(start + width / 2, row, f"{width:.0f}%", ha="center", va="center", color="white")
         left += widths
     ax.set_xlim(0, 100)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(translate("share of all parameters (%)") if xlabel is None else xlabel)
     ax.set_title(title)
     ax.legend(ncol=len(parts), loc="upper center", bbox_to_anchor=(0.5, -0.3))
     return _finish(ax, show)
 
 
-def plot_histogram(values, bins=30, lines=(), title="", xlabel="", ylabel="count", ax=None, labels=None):
+def plot_histogram(values, bins=30, lines=(), title="", xlabel="", ylabel=None, ax=None, labels=None):
     """A histogram of `values` (or several, overlaid: a dict {label: values}), with dashed vertical `lines`
     given as `(x, label)` (an expected value, a mean)."""
     plt = _pyplot()
@@ -240,7 +246,7 @@ def plot_histogram(values, bins=30, lines=(), title="", xlabel="", ylabel="count
         ax.axvline(x, color="black", linestyle="--", label=label)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(translate("count") if ylabel is None else ylabel)
     if len(groups) > 1 or lines or labels:
         ax.legend()
     return _finish(ax, show)

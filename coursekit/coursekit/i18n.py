@@ -181,12 +181,14 @@ class Coverage:
     links: list = field(default_factory=list)  # relative links of the Chinese text that lead to no file
     typesetting: list = field(default_factory=list)  # breaches of `typesetting_problems` (fail under --strict)
     untranslated: list = field(default_factory=list)  # figure or hint text the runtime catalogue lacks (--strict)
+    unmarked: list = field(default_factory=list)  # figure text written at the call without `_()` (--strict)
     runtime_checked: bool = True  # False: the course names no runtime catalogue (its `runtime_catalogue` hook)
 
     def failures(self, strict):
         found = self.generated + self.glossary + self.links
         if strict:
-            found += self.missing + self.stale + self.orphans + self.not_built + self.typesetting + self.untranslated
+            found += (self.missing + self.stale + self.orphans + self.not_built + self.typesetting + self.untranslated
+                      + self.unmarked)
         return found
 
     def summary(self):
@@ -196,7 +198,8 @@ class Coverage:
                 f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
                 f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
                 f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems, "
-                + (f"{len(self.untranslated)} hints and figure texts without Chinese" if self.runtime_checked
+                + (f"{len(self.untranslated)} hints and figure texts without Chinese, {len(self.unmarked)} figure "
+                   f"texts without _()" if self.runtime_checked
                    else "hints and figure texts not checked (the course's hooks name no runtime_catalogue)"))
 
 
@@ -408,6 +411,9 @@ def check(root=None, lang="zh", glossary_path=None):
             coverage.glossary.append(f"{runtime.name}, {where}msgid {entry.msgid[:60]!r}: {problem}")
     for text, places in untranslated_strings(root, lang).items():
         coverage.untranslated.append(f"{places[0]}: shown in English (no Chinese in {runtime.name}): {text!r}")
+    for text, places in unmarked_figure_text(root).items():
+        coverage.unmarked.append(f"{places[0]}: figure text written without _(), so drawn in English in every "
+                                 f"edition: {text!r} (write _({text!r}))")
     return coverage
 
 
@@ -799,6 +805,54 @@ def runtime_strings(source):
                                                          else (item,))]
             found += _shown(_template(item) for item in items)
     return list(dict.fromkeys(found))
+
+
+# What a figure shows as text, by keyword (a check's `hint` and a progress display's `description` are translated by
+# the code that shows them).
+FIGURE_KEYWORDS = ("title", "xlabel", "ylabel", "label", "labels", "legend_title")
+
+
+def _is_marked(node):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == MARK_KEYWORD
+
+
+def unmarked_strings(source):
+    """Figure text a code cell writes as a literal where it is drawn (a title, an axis or tick label, a legend entry,
+    a key of the dict handed to a plotting helper) without marking it with `_()`. Nothing patches matplotlib, so
+    such text is drawn as it is written, in English in every edition: the gettext rule is to mark it where it is
+    written. Text that reaches a figure through a name is marked where the name is given it."""
+    tree = _parse(source)
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _is_marked(node):
+            continue
+        name = _call_name(node)
+        values = [node.args[index] for index in LABEL_CALLS.get(name, ()) if index < len(node.args)]
+        values += [keyword.value for keyword in node.keywords if keyword.arg in FIGURE_KEYWORDS]
+        if name in SERIES_CALLS and node.args and isinstance(node.args[0], ast.Dict):
+            series = node.args[0]
+            values += [key for key in series.keys if key is not None]
+            values += [key for value in series.values if isinstance(value, ast.Dict) for key in value.keys if key]
+        for value in values:
+            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+            items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp)
+                                                         else (item,))]
+            found += _shown(_template(item) for item in items)
+    return list(dict.fromkeys(found))
+
+
+def unmarked_figure_text(root=None):
+    """`{english: [where, ...]}` of `unmarked_strings` over the English notebooks under `root`."""
+    found = {}
+    for edition in SOURCE_EDITIONS:
+        for path in english_notebooks(course.root_or(root), edition):
+            for cell in exercises.read_notebook(path).cells:
+                if cell.cell_type == "code":
+                    for text in unmarked_strings(cell.source):
+                        found.setdefault(text, []).append(f"{edition}/{path.name}, cell {cell.id}")
+    return found
 
 
 def series_strings(sources):

@@ -66,25 +66,23 @@ PRINTED = [
      "掩码语言模型，在隐藏词元上的准确率：100.0%（随机水平 6.2%）"),
     (lambda: evidence.score_line("naive bidirectional LM, accuracy on a hidden token", 0.063, 1 / 16, "chance",
                                  above=False),
-     "naive bidirectional LM, accuracy on a hidden token: 6.3% (chance 6.2%; not clearly above it, as this "
-     "experiment expects)",
-     "天真的双向语言模型，在隐藏词元上的准确率：6.3%（随机水平 6.2%；不明显高于它，正如这个实验所预期）"),
+     "naive bidirectional LM, accuracy on a hidden token: 6.3% (chance 6.2%; not clearly above it)",
+     "天真的双向语言模型，在隐藏词元上的准确率：6.3%（随机水平 6.2%；不明显高于它）"),
     # notebooks/04_next_sentence_prediction.ipynb, cells 11211799 and 6f379f4e
     (lambda: evidence.score_line("NSP accuracy on 3,888 fresh pairs, seed 0, after 1500 steps", 0.653, 0.5, "chance"),
      "NSP accuracy on 3,888 fresh pairs, seed 0, after 1500 steps: 65.3% (chance 50.0%)",
      "1500 步后在 3,888 个新句对上的 NSP 准确率，种子 0：65.3%（随机水平 50.0%）"),
     (lambda: evidence.score_line("QNLI eval accuracy with NSP, median over 3 seeds", 0.505, 0.531, above=False),
-     "QNLI eval accuracy with NSP, median over 3 seeds: 50.5% (majority 53.1%; not clearly above it, as this "
-     "experiment expects)",
-     "带 NSP 的 QNLI 评估准确率，3 个种子的中位数：50.5%（多数类 53.1%；不明显高于它，正如这个实验所预期）"),
+     "QNLI eval accuracy with NSP, median over 3 seeds: 50.5% (majority 53.1%; not clearly above it)",
+     "带 NSP 的 QNLI 评估准确率，3 个种子的中位数：50.5%（多数类 53.1%；不明显高于它）"),
     # notebooks/07_critical_reading.ipynb, cell 7b535ece (full mode: the claim is asserted, and it holds)
     (lambda: evidence.timing_claim(True, "the cache is x8 faster per token at length ~408 (> 2)"),
-     "timing: the cache is x8 faster per token at length ~408 (> 2): holds in this run",
-     "计时：在长度约 408 处，用缓存时每个词元的生成速度是重新编码的 8 倍（> 2）：本次运行中成立"),
+     "timing, measured here: the cache is x8 faster per token at length ~408 (> 2)",
+     "计时（本机实测）：在长度约 408 处，用缓存时每个词元的生成速度是重新编码的 8 倍（> 2）"),
     # notebooks/08_capstone.ipynb, cell 94f8f894
     (lambda: evidence.timing_claim(True, "measured, the curriculum costs 26% of all-512 (< 45%)"),
-     "timing: measured, the curriculum costs 26% of all-512 (< 45%): holds in this run",
-     "计时：实测的序列长度课程开销是全程 512 的 26%（< 45%）：本次运行中成立"),
+     "timing, measured here: measured, the curriculum costs 26% of all-512 (< 45%)",
+     "计时（本机实测）：实测的序列长度课程开销是全程 512 的 26%（< 45%）"),
 ]
 
 # notebooks/03_masked_lm.ipynb, cell cce537b8 (three of its rows; each row's median, low and high as its values)
@@ -145,9 +143,9 @@ def test_a_timing_claim_in_fast_mode_says_it_is_only_reported(lang, monkeypatch,
         lang(language)
         evidence.timing_claim(False, "attention scores x8.2 at 4x the length (> 8)")
     assert capsys.readouterr().out.splitlines() == [
-        "timing: attention scores x8.2 at 4x the length (> 8): does NOT hold in this run (reported only: fast mode "
+        "timing, measured here: attention scores x8.2 at 4x the length (> 8): does NOT hold (reported only: fast mode "
         "shares the machine)",
-        "计时：长度变为 4 倍时，注意力分数的耗时变为 8.2 倍（> 8）：本次运行中不成立（仅作报告：快速模式下机器由多个任务共享）"]
+        "计时（本机实测）：长度变为 4 倍时，注意力分数的耗时变为 8.2 倍（> 8）：不成立（仅作报告：快速模式下机器由多个任务共享）"]
 
 
 def test_a_failed_claim_says_why_in_the_learners_language(lang, monkeypatch):

@@ -479,7 +479,8 @@ def test_a_course_without_a_runtime_catalogue_hook_has_its_figure_texts_not_chec
     from bertlib_course import kit
 
     assert i18n.runtime_catalogue("zh") == messages.catalogue_path("zh")
-    assert i18n.check(course).summary().endswith(", 0 hints and figure texts without Chinese")
+    assert i18n.check(course).summary().endswith(", 0 hints and figure texts without Chinese, 0 figure texts "
+                                                 "without _()")
     monkeypatch.delattr(kit, "runtime_catalogue")
     coverage = i18n.check(course)
     assert i18n.runtime_catalogue("zh") is None and coverage.untranslated == []
@@ -537,6 +538,25 @@ def test_strings_marked_with_underscore_are_runtime_strings_wherever_they_go():
               'for seed in course.progress(SEEDS, description=_("grid runs")):\n    pass\n'
               'print(_(name), _(f"head {h}"), self._("not marked"))\nprint("plain, not marked")')
     assert sorted(i18n.runtime_strings(source)) == ["grid runs", "seed {seed}: frozen features ", "the title"]
+
+
+def test_figure_text_written_at_the_call_without_underscore_is_found():
+    """Nothing patches matplotlib, so a title, label, tick or legend entry written as a literal must be marked with
+    `_()` where it is written; what is marked, a name, a number or a hint (which its check translates) is not
+    reported."""
+    source = (
+        'ax.set_title("Pretraining losses"); ax.set_xlabel(_("step")); ax.set_ylabel(f"loss at {n} steps")\n'
+        'course.plot_lines({"with NSP": a, _("without NSP"): b}, title=_("NSP"), xlabel=label, ylabel="%")\n'
+        'ax.set_xticks(range(2), ["masked LM", _("left-to-right")]); ax.plot(x, y, label="x" if a else "big model")\n'
+        'check(value, hint="a hint its check translates")\n')
+    assert i18n.unmarked_strings(source) == ["Pretraining losses", "loss at {n} steps", "with NSP", "masked LM",
+                                             "big model"]
+    assert i18n.unmarked_strings('course.plot_bars({_("MNLI"): 1.0}, title=_("Dev accuracy"))') == []
+
+
+def test_every_figure_text_of_the_chapters_is_marked():
+    """The check `coursekit i18n check --strict` runs over every chapter, solution and exercise."""
+    assert i18n.unmarked_figure_text() == {}
 
 
 def test_series_strings_follow_labels_through_loops_and_dicts_across_cells():
