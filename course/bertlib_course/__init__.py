@@ -57,7 +57,8 @@ def setup(seed=0, lang=None, threads=None):
 
     Args:
         seed: int, defaults to 0.
-        lang: "en", "zh" or None (the notebook's language), for the figures' titles and labels.
+        lang: "en", "zh" or None (the notebook's language): the learner's language, for the messages, verdicts and
+            figures of this kernel (it sets `BERTLIB_LANG`).
         threads: int or None, CPU threads for TensorFlow (default: every core this process may use).
 
     Returns:
@@ -68,6 +69,10 @@ def setup(seed=0, lang=None, threads=None):
     import_tensorflow_quietly()  # before anything imports Keras, which starts TensorFlow
     distribute.configure_compile_cache()
     seed_everything(seed)
+    if lang:
+        from bertlib_course import messages
+
+        os.environ["BERTLIB_LANG"] = messages.normalize_language(lang)
     set_plot_style(lang)
     report = environment_report()
     placement = distributed()

@@ -250,9 +250,23 @@ def _catalogue():
     exact = {english: chinese for english, chinese in listed.items() if "{" not in english}
     templates = sorted((english for english in listed if "{" in english),
                        key=lambda english: (-len(re.sub(r"\{\w+\}", "", english)), english))
-    patterns = [(re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+?)", re.escape(english)) + "$", re.S),
-                 listed[english]) for english in templates]
+    patterns = [(_pattern(english), listed[english]) for english in templates]
     return exact, patterns
+
+
+def _pattern(template):
+    """The regular expression a template's filled-in text matches: each `{field}` any text, the same text where a
+    field comes twice ("steps 1-{steps}, the last {steps}")."""
+    seen = set()
+
+    def group(match):
+        name = match.group(1)
+        if name in seen:
+            return f"(?P={name})"
+        seen.add(name)
+        return f"(?P<{name}>.+?)"
+
+    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", group, re.escape(template)) + "$", re.S)
 
 
 def translate(text, lang=None):
