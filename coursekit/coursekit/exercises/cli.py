@@ -1,5 +1,4 @@
-"""The `coursekit exercises` command line: `build`, `check` and `test [--chapter NN] [--verbose]`.
-"""
+"""The `coursekit exercises` command line: `build`, `check` and `test [--chapter NN] [--verbose]`."""
 
 from pathlib import Path
 
