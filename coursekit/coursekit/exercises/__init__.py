@@ -1,4 +1,4 @@
-"""Exercise notebooks generated from solution notebooks: `coursekit exercises build` and `coursekit exercises check`.
+"""Exercises from solution notebooks, and the measure of their checks: `coursekit exercises build|check|test`.
 
 Only `solutions/NN_<topic>.ipynb` is edited by hand; `exercises/NN_<topic>.ipynb` is written from it by
 `coursekit exercises build`, and `coursekit exercises check` (run in CI) fails when `exercises/` differs from what
