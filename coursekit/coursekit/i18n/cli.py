@@ -53,7 +53,7 @@ def run(args):
     listed = coverage.generated + coverage.glossary + coverage.links
     if args.report or args.strict:
         listed = (coverage.missing + coverage.stale + coverage.orphans + coverage.not_built + coverage.typesetting
-                  + coverage.untranslated + listed)
+                  + coverage.untranslated + coverage.unmarked + listed)
     for line in listed:
         print(line)
     print(f"{args.lang} edition: {coverage.summary()}")
