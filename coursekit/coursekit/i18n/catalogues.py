@@ -20,7 +20,7 @@ PO_WRAP = 120  # the line width polib wraps msgid and msgstr at (Poedit keeps a 
 
 
 class TranslationFormatError(ValueError):
-    """A translation file that cannot be read as the convention of this module says; the message names it."""
+    """A translation file that cannot be read as `coursekit.i18n` describes; the message names it."""
 
 
 def source_text(source):
