@@ -76,6 +76,11 @@ from coursekit.i18n.edition import (
     update,
 )
 from coursekit.i18n.extract import (
+    FIGURE_KEYWORDS,
+    LABEL_CALLS,
+    LABEL_KEYWORDS,
+    MARK_KEYWORD,
+    SERIES_CALLS,
     _shown,  # noqa: F401 (tests/coursekit/test_i18n.py filters with it)
     runtime_strings,
     series_strings,
@@ -94,10 +99,11 @@ from coursekit.i18n.typesetting import (
     unwrap_cjk,
 )
 
-__all__ = ["Coverage", "DASH_AND_ELLIPSIS", "EXERCISES", "FULL_WIDTH_MARKS", "GLOSSARY", "LANGUAGES",
-           "LOCALES", "MARK_RULES", "NOTES", "OUR_READING", "OUR_READING_VARIANTS", "PO_WRAP",
-           "SOURCE_EDITIONS", "Term", "TranslationFormatError", "add_arguments", "broken_links", "build",
-           "check", "compiled_catalogues", "english_notebooks", "expected_edition", "glossary_problems",
+__all__ = ["Coverage", "DASH_AND_ELLIPSIS", "EXERCISES", "FIGURE_KEYWORDS", "FULL_WIDTH_MARKS", "GLOSSARY",
+           "LABEL_CALLS", "LABEL_KEYWORDS", "LANGUAGES", "LOCALES", "MARK_KEYWORD", "MARK_RULES", "NOTES",
+           "OUR_READING", "OUR_READING_VARIANTS", "PO_WRAP", "SERIES_CALLS", "SOURCE_EDITIONS", "Term",
+           "TranslationFormatError", "add_arguments", "broken_links", "build", "check",
+           "compiled_catalogues", "english_notebooks", "expected_edition", "glossary_problems",
            "keep_own_run", "new_catalogue", "own_runtime_catalogue", "read_catalogue", "read_glossary",
            "read_translations", "run", "runtime_catalogue", "runtime_strings", "series_strings", "todo",
            "translate_notebook", "translation_path", "typesetting_problems", "unmarked_figure_text",
