@@ -4,7 +4,8 @@ One PO file per English notebook, `i18n/<lang>/<edition>/<stem>.po` (`translatio
 cell: `msgctxt` the cell id, `msgid` the English, `msgstr` the translation, written as Poedit and Weblate write
 them. `update_catalogue` merges one with the current English as msgmerge does (a changed msgid makes its entry
 fuzzy). The course's own runtime catalogue (the `.po` its `runtime_catalogue(lang)` hook names) is found here
-too, and compiled to the `.mo` the course reads (`compiled_catalogues`).
+too, and compiled to the `.mo` the course reads (`compiled_catalogues`). `SOURCE_EDITIONS` and
+`english_notebooks` name the English notebooks that have catalogues.
 """
 
 from pathlib import Path
