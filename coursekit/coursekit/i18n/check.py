@@ -1,0 +1,180 @@
+"""What a translated edition lacks or breaks (`coursekit i18n check|todo`), counted in a `Coverage`.
+
+`check` compares the catalogues with the English notebooks (missing, stale and orphaned entries), the generated
+files with what `build` would write, and lints the translations: glossary variants, relative links that lead
+nowhere from the edition, typesetting, and the figure and hint texts the runtime catalogue lacks or that are
+written without `_()`. `Coverage.failures` says which of these fail a check, with and without `--strict`; `todo`
+lists the English of every cell that lacks a current translation, for a translator.
+"""
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coursekit import course
+from coursekit.i18n.catalogues import (
+    SOURCE_EDITIONS,
+    compiled_catalogues,
+    read_catalogue,
+    runtime_catalogue,
+    source_text,
+    translation_path,
+)
+from coursekit.i18n.edition import EXERCISES, expected_edition
+from coursekit.i18n.extract import unmarked_figure_text, untranslated_strings
+from coursekit.i18n.glossary import GLOSSARY, glossary_problems, read_glossary
+from coursekit.i18n.typesetting import typesetting_problems, unwrap_cjk
+
+
+@dataclass
+class Coverage:
+    """What `check` found for one language: counts per edition and one line per problem, by kind."""
+
+    markdown: dict = field(default_factory=dict)  # edition -> markdown cells
+    translated: dict = field(default_factory=dict)  # edition -> cells with current Chinese text
+    missing: list = field(default_factory=list)
+    stale: list = field(default_factory=list)
+    orphans: list = field(default_factory=list)
+    generated: list = field(default_factory=list)  # generated files that differ, are missing or extra
+    not_built: list = field(default_factory=list)
+    glossary: list = field(default_factory=list)
+    links: list = field(default_factory=list)  # relative links of the Chinese text that lead to no file
+    typesetting: list = field(default_factory=list)  # breaches of `typesetting_problems` (fail under --strict)
+    untranslated: list = field(default_factory=list)  # figure or hint text the runtime catalogue lacks (--strict)
+    unmarked: list = field(default_factory=list)  # figure text written at the call without `_()` (--strict)
+    runtime_checked: bool = True  # False: the course names no runtime catalogue (its `runtime_catalogue` hook)
+
+    def failures(self, strict):
+        found = self.generated + self.glossary + self.links
+        if strict:
+            found += (self.missing + self.stale + self.orphans + self.not_built + self.typesetting + self.untranslated
+                      + self.unmarked)
+        return found
+
+    def summary(self):
+        parts = [f"{edition}: {self.translated.get(edition, 0)}/{count} markdown cells translated"
+                 for edition, count in self.markdown.items()]
+        return (f"{'; '.join(parts)}; {len(self.missing)} missing, {len(self.stale)} stale, "
+                f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
+                f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
+                f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems, "
+                + (f"{len(self.untranslated)} hints and figure texts without Chinese, {len(self.unmarked)} figure "
+                   f"texts without _()" if self.runtime_checked
+                   else "hints and figure texts not checked (the course's hooks name no runtime_catalogue)"))
+
+
+def check(root=None, lang="zh", glossary_path=None):
+    """Returns the `Coverage` of the `lang` edition under `root` (default: the repository)."""
+    root = course.root_or(root)
+    files, statuses = expected_edition(root, lang)
+    coverage = Coverage()
+    for (edition, stem), (status, entries, nb) in statuses.items():
+        coverage.markdown[edition] = coverage.markdown.get(edition, 0) + len(status)
+        coverage.translated[edition] = coverage.translated.get(edition, 0) + sum(s == "ok" for s in status.values())
+        english = {cell.id: source_text(cell.source) for cell in nb.cells if cell.cell_type == "markdown"}
+        for cell_id, state in status.items():
+            where = f"{edition}/{stem}.ipynb, cell {cell_id}"
+            if state == "missing":
+                coverage.missing.append(f"{where}: no Chinese text")
+            elif state == "stale":
+                entry = entries[cell_id]
+                coverage.stale.append(f"{where}: the English changed since the Chinese was written"
+                                      f"{_change(entry['previous'] or entry['en'], english[cell_id])}")
+        for cell_id in sorted(set(entries) - set(english)):
+            coverage.orphans.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}: cell "
+                                    f"{cell_id} is no longer a markdown cell of {edition}/{stem}.ipynb")
+    for edition in (*SOURCE_EDITIONS, EXERCISES):
+        folder = root / edition / lang
+        if not folder.is_dir():
+            coverage.not_built.append(f"{edition}/{lang}/: not built (run `coursekit i18n build`)")
+            continue
+        for relative, text in files.items():
+            if relative.startswith(f"{edition}/"):
+                path = root / relative
+                if not path.exists():
+                    coverage.generated.append(f"{relative}: missing")
+                elif path.read_text(encoding="utf-8") != text:
+                    coverage.generated.append(f"{relative}: differs from the build")
+        for path in sorted(folder.glob("*.ipynb")):
+            if f"{edition}/{lang}/{path.name}" not in files:
+                coverage.generated.append(f"{edition}/{lang}/{path.name}: extra (no English notebook of that name)")
+    for relative, data in compiled_catalogues(root, lang).items():
+        if not (root / relative).is_file() or (root / relative).read_bytes() != data:
+            coverage.generated.append(f"{relative}: not compiled from its .po (run `coursekit i18n build`)")
+    for (edition, stem), (_, entries, _) in statuses.items():
+        for cell_id, entry in entries.items():
+            for target in broken_links(entry["zh"], f"{edition}/{lang}", root, files):
+                coverage.links.append(f"{edition}/{stem}.ipynb, cell {cell_id}: the link {target!r} leads nowhere "
+                                      f"from {edition}/{lang}/ (links to the Chinese edition go to ../../<edition>/{lang}/)")
+    terms = read_glossary(glossary_path or root / GLOSSARY)
+    for (edition, stem), (_, entries, _) in statuses.items():
+        for cell_id, entry in entries.items():
+            for problem in glossary_problems(entry["zh"], terms):
+                coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
+            for problem in typesetting_problems(unwrap_cjk(entry["zh"])):  # the text as the edition shows it
+                coverage.typesetting.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}, "
+                                            f"cell {cell_id}: {problem}")
+    runtime = runtime_catalogue(lang)
+    if runtime is None:
+        coverage.runtime_checked = False
+        return coverage
+    for entry in read_catalogue(runtime):  # figures, hints and messages use the glossary's terms too
+        for problem in glossary_problems(entry.msgstr, terms) if entry.translated() else ():
+            where = f"msgctxt {entry.msgctxt!r}, " if entry.msgctxt else ""
+            coverage.glossary.append(f"{runtime.name}, {where}msgid {entry.msgid[:60]!r}: {problem}")
+    for text, places in untranslated_strings(root, lang).items():
+        coverage.untranslated.append(f"{places[0]}: shown in English (no Chinese in {runtime.name}): {text!r}")
+    for text, places in unmarked_figure_text(root).items():
+        coverage.unmarked.append(f"{places[0]}: figure text written without _(), so drawn in English in every "
+                                 f"edition: {text!r} (write _({text!r}))")
+    return coverage
+
+
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def broken_links(text, folder, root, generated):
+    """The relative link targets of `text` that name no file, read from `folder` (e.g. "notebooks/zh").
+
+    A target counts when it is a file of `root` or one of the `generated` paths (the edition may not be built).
+    """
+    broken = []
+    for target in MARKDOWN_LINK.findall(text):
+        if re.match(r"^[a-z]+:|^#", target):
+            continue
+        resolved = (Path(folder) / target.split("#")[0]).as_posix()
+        parts = []
+        for part in resolved.split("/"):
+            if part == "..":
+                if not parts:
+                    parts = None
+                    break
+                parts.pop()
+            elif part not in ("", "."):
+                parts.append(part)
+        relative = "/".join(parts) if parts is not None else None
+        if relative is None or not ((root / relative).exists() or relative in generated):
+            broken.append(target)
+    return broken
+
+
+def _change(old, new):
+    diff = [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    return f": {diff[0][:90]!r} …" if diff else " (whitespace only)"
+
+
+def todo(root=None, lang="zh", edition=None, stem=None):
+    """Lines for a translator: each markdown cell lacking current Chinese text, with its English."""
+    root = course.root_or(root)
+    _, statuses = expected_edition(root, lang)
+    lines = []
+    for (cell_edition, cell_stem), (status, _entries, nb) in statuses.items():
+        if edition and cell_edition != edition or stem and not cell_stem.startswith(stem):
+            continue
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and status[cell.id] != "ok":
+                lines.append(f"== {cell_edition}/{cell_stem} {cell.id} ({status[cell.id]})")
+                lines.append(source_text(cell.source))
+    return lines
