@@ -27,6 +27,12 @@ WRONG_ANSWERS = {
                                     "longer.pop()\n        else:\n            del longer[0]")],
         "one token too many removed": [("> max_num_tokens", ">= max_num_tokens")],
         "always the last token, no draw": [("if rng.random() < 0.5:", "if False:")],
+        "the lists changed in place but not returned": [("    return tokens_a, tokens_b\n", "")],
+        "the longer list of the start shortened throughout": [
+            ("    while len(tokens_a) + len(tokens_b) > max_num_tokens:\n"
+             "        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b\n",
+             "    longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b\n"
+             "    while len(tokens_a) + len(tokens_b) > max_num_tokens:\n")],
     },
     "4.3": {
         "flipped labels: 1 = IsNext": [("pairs.append((a, rng.choice(other), 1))", "pairs.append((a, rng.choice(other), 0))"),
