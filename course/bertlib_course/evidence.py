@@ -54,10 +54,14 @@ def _words(text):
     return own if own != text else messages.translate(text)
 
 
+def _columns(text):
+    """How many columns of a terminal `text` takes, where a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
 def _pad(text, width):
-    """`text` right-aligned in `width` columns of a terminal, where a Chinese character takes two."""
-    shown = sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
-    return " " * (width - shown) + text
+    """`text` right-aligned in `width` columns of a terminal."""
+    return " " * (width - _columns(text)) + text
 
 
 def _check_number(what, value):
@@ -167,13 +171,13 @@ def show_spread(differences, title, ylabel, unit="points", ax=None):
     import matplotlib.pyplot as plt
 
     spreads = {name: spread(values) for name, values in differences.items()}
-    width = max(len(name) for name in spreads)
+    width = max(_columns(name) for name in spreads)  # Chinese row names take two columns a character
     print(f"{'':<{width}}  {_pad(_('median'), 8)}  {_pad(_('range'), 17)}  {_pad(_('seeds'), 5)}  {_('reading')}")
     for name, s in spreads.items():
         reading = (_("range excludes 0") if s.excludes_zero else _("range includes 0") if s.count >= MIN_SEEDS
                    else _("{count} seed(s): no direction claimed").format(count=s.count))
         print(_("{name:<{width}}  {median:>+8.1f}  {low:>+7.1f} to {high:<+7.1f}  {count:>5}  {reading}").format(
-            name=name, width=width, median=s.median, low=s.low, high=s.high, count=s.count, reading=reading))
+            name=name + " " * (width - _columns(name)), width=0, median=s.median, low=s.low, high=s.high, count=s.count, reading=reading))
     own_figure = ax is None
     if own_figure:
         _figure, ax = plt.subplots(figsize=(max(5, 1.2 * len(spreads) + 2), 3.6))

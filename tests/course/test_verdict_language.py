@@ -246,3 +246,20 @@ def test_zero_based_indices_are_not_ordinals_and_a_block_is_one_word():
     ordinal = re.compile(r"第 \{\w+\} ?(层|个头|个注意力头)|第 -?\d+ (个头|个注意力头)|第 -1 层")
     assert [entry.msgstr for entry in CATALOGUE if ordinal.search(entry.msgstr)] == []
     assert [entry.msgstr for entry in CATALOGUE if "编码器块" in entry.msgstr] == []  # docs/glossary.md: 层
+
+
+def test_chinese_row_names_keep_the_spread_table_in_columns(lang, capsys):
+    """Row names the chapter translates (带 NSP, 不带 NSP) take two columns a character, as the heads do: the
+    numbers of every row start in the same terminal column."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lang("zh")
+    _, ax = plt.subplots()
+    evidence.show_spread({"不带 NSP": [-4.5, -4.7, -1.4], "MLM only": [0.8, 0.9, 0.8]}, "NSP", "points", ax=ax)
+    plt.close("all")
+    rows = capsys.readouterr().out.splitlines()[1:]
+    columns = [evidence._columns(row[:row.index(number)]) for row, number in zip(rows, ("-4.5", "+0.8"))]
+    assert columns[0] == columns[1], rows
