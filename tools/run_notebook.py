@@ -31,6 +31,9 @@ from nbclient import NotebookClient
 
 from coursekit.exercises import code_fingerprint
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: the checkout, for `tools`
+from tools.repo_paths import shared_data_dir  # noqa: E402
+
 KEEP_NOTEBOOK_METADATA = {"kernelspec", "language_info", "colab", "accelerator", "bertlib"}
 # TensorFlow's C++ start-up lines (absl, oneDNN, CUDA probing) are printed before any setting can hide them.
 NOISE = re.compile(r"^(WARNING: All log messages before absl|[IWE]\d{4} |To enable the following instructions|"
@@ -97,6 +100,8 @@ def run(path, fast=True, timeout=900, output_dir=None, timings=None, backend=STO
     # The kernel's environment only: this process (a test, `make full`) keeps its own.
     kernel_environment = {**os.environ, "BERTLIB_FAST": "1" if fast else "0", "KERAS_BACKEND": backend}
     kernel_environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if shared_data_dir() is not None:  # CI's datasets, as `make` passes them (a BERTLIB_DATA set, even empty, wins)
+        kernel_environment.setdefault("BERTLIB_DATA", str(shared_data_dir()))
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=True,
                             resources={"metadata": {"path": str(Path(path).parent)}})
     target = Path(output_dir) / Path(path).name if output_dir else Path(path)
