@@ -77,6 +77,10 @@ WRONG_ANSWERS = {
 ''',
         "the pair swapped": [("return global_batch // (replicas * steps), steps",
                               "return steps, global_batch // (replicas * steps)")],
+        "a search that gives up after 4 steps and returns None": [
+            ("for steps in range(1, global_batch + 1):", "for steps in range(1, 5):"),
+            ('raise ValueError(f"{global_batch} sequences cannot be split over {replicas} replicas holding at most "\n'
+             '                     f"{max_per_replica} each")', "return None")],
     },
     "5.6": {
         "warmup off by one (step + 1)": [("warmup = self.peak * step / self.warmup_steps",
