@@ -70,11 +70,16 @@ def runtime_strings(source):
         if not isinstance(node, ast.Call):
             continue
         for value in _label_arguments(node):
-            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-            items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp)
-                                                         else (item,))]
-            found += _shown(_template(item) for item in items)
+            found += _literal_texts(value)
     return list(dict.fromkeys(found))
+
+
+def _literal_texts(value):
+    """The shown texts an argument node writes as literals: each item of a list or tuple, both sides of `a if c else
+    b`, an f-string as its template."""
+    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp) else (item,))]
+    return _shown(_template(item) for item in items)
 
 
 # What a figure shows as text, by keyword (a check's `hint` and a progress display's `description` are translated by
@@ -106,10 +111,7 @@ def unmarked_strings(source):
             values += [key for key in series.keys if key is not None]
             values += [key for value in series.values if isinstance(value, ast.Dict) for key in value.keys if key]
         for value in values:
-            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-            items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp)
-                                                         else (item,))]
-            found += _shown(_template(item) for item in items)
+            found += _literal_texts(value)
     return list(dict.fromkeys(found))
 
 
