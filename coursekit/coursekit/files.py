@@ -66,3 +66,9 @@ def write_changed(root, files, stale_folders=(), stale_pattern="*.ipynb"):
                 path.unlink()
                 changed.append(path)
     return changed
+
+
+def print_changed(paths):
+    """Says what `write_changed` did, one line a file: "wrote PATH", or "removed PATH" for one that is gone."""
+    for path in paths:
+        print(f"{'wrote' if Path(path).exists() else 'removed'} {path}")

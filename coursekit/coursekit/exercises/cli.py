@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from coursekit import course
+from coursekit import course, files
 from coursekit.exercises.convention import ExerciseFormatError
 from coursekit.exercises.generate import build, differences
 from coursekit.exercises.mutation import run_mutation_tests
@@ -49,8 +49,7 @@ def _run(args):
             return 0 if report.ok else 1
         if args.action == "build":
             changed = build(args.solutions, args.exercises)
-            for path in changed:
-                print(f"{'wrote' if path.exists() else 'removed'} {path}")
+            files.print_changed(changed)
             print(f"exercises in {args.exercises} are up to date ({len(changed)} files changed)")
             return 0
         problems = differences(args.solutions, args.exercises)

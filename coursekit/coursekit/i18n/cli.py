@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from coursekit import course, exercises
+from coursekit import course, exercises, files
 from coursekit.i18n.catalogues import SOURCE_EDITIONS, TranslationFormatError
 from coursekit.i18n.check import check, todo
 from coursekit.i18n.edition import build, update
@@ -33,8 +33,7 @@ def run(args):
         args.root = course.root_or(args.root)
         if args.action == "build":
             changed = build(args.root, args.lang, args.out)
-            for path in changed:
-                print(f"{'wrote' if path.exists() else 'removed'} {path}")
+            files.print_changed(changed)
             print(f"the {args.lang} edition is up to date ({len(changed)} files changed)")
             return 0
         if args.action == "update":
