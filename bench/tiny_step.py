@@ -12,6 +12,10 @@ Each round runs `--steps` steps through `fit` on those arrays (one epoch of `--s
 (TensorFlow by default); CPU threads are set by `bertlib.train.distribute.configure_cpu()`, as the course does.
 
     KERAS_BACKEND=jax python bench/tiny_step.py [--rounds 7] [--steps 100] [--jit-compile auto]
+        [--dropout 0.1] [--steps-per-execution 1]
+
+`--dropout 0` and `--steps-per-execution N` time the two cuts chapters 03 and 08 use for their toy grids
+(TensorFlow draws a dropout mask in about 0.7 ms at this size; N steps a call into the compiled step).
 
 Last line: `tiny_step_ms: X`.
 """
@@ -50,13 +54,14 @@ def arrays(steps, seed=0):
     return x, y, {"mlm_logits": np.ones((rows, PREDICTIONS), "float32")}
 
 
-def build(jit_compile):
+def build(jit_compile, dropout=0.1, steps_per_execution=1):
     from bertlib import BertBackbone, BertConfig, BertPretrainer
     from bertlib.train import schedule
 
     keras.utils.set_random_seed(0)
-    model = BertPretrainer(BertBackbone(BertConfig(**SIZE)), next_sentence=False)
-    model.compile(optimizer=schedule.make_optimizer(2e-3, 120, 1200), jit_compile=jit_compile)
+    model = BertPretrainer(BertBackbone(BertConfig(**SIZE, dropout=dropout)), next_sentence=False)
+    model.compile(optimizer=schedule.make_optimizer(2e-3, 120, 1200), jit_compile=jit_compile,
+                  steps_per_execution=steps_per_execution)
     return model
 
 
@@ -65,13 +70,16 @@ def main():
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=100, help="steps per round (one fit epoch)")
     parser.add_argument("--jit-compile", default="auto", help="auto, true or false")
+    parser.add_argument("--dropout", type=float, default=0.1, help="the model's dropout rate (the default's 0.1)")
+    parser.add_argument("--steps-per-execution", type=int, default=1, help="steps per call into the compiled step")
     args = parser.parse_args()
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
     x, y, w = arrays(args.steps)
-    model = build(jit)
+    model = build(jit, args.dropout, args.steps_per_execution)
     fit = dict(batch_size=BATCH, epochs=1, verbose=0, shuffle=False)
     history = model.fit(x, y, sample_weight=w, **fit)  # trace / compile outside the rounds
     print(f"backend {keras.backend.backend()}, jit_compile {args.jit_compile} (resolved {model.jit_compile}), "
+          f"dropout {args.dropout}, steps_per_execution {args.steps_per_execution}, "
           f"threads {THREADS}, load average {os.getloadavg()}; history keys {sorted(history.history)}")
     times, cpu = [], []
     for index in range(args.rounds):

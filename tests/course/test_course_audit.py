@@ -61,3 +61,14 @@ def test_the_chinese_editions_source_names_count_as_the_english_ones():
     assert audit.reason_problems(3, "第 2 章说明 NSP 让 QNLI 提高了 3.5 分。")
     assert audit.reason_problems(4, "表 6：最大的模型在 MRPC 上多得 12.5 分。") == [
         "it quotes 12.5, not a figure of that evidence"]
+
+
+def test_a_chinese_reason_names_what_was_measured_in_chinese():
+    """Issue 39: the glossary's terms say what was measured, written inside a Chinese sentence without spaces."""
+    assert audit.reason_problems(1, "第 3 章：深层双向的编码器在探针上胜过单向模型。") == []
+    assert audit.reason_problems(4, "表 6：隐藏维度越大，困惑度越低。") == []
+    assert audit.reason_problems(5, "附录 C.1：MLM 的收敛曲线起步稍慢，但很快就领先。") == []
+    assert audit.reason_problems(3, "第 4 章：预训练过 NSP 的模型在同一文档任务上胜过多数类。") == []
+    # naming the source alone still says nothing of what was measured, in Chinese as in English
+    assert audit.reason_problems(5, "附录 C.1 很有说服力。") == [
+        "it does not say what was measured (a figure, or the task, model or quantity)"]

@@ -9,7 +9,10 @@
 (d) no assertion on wall-clock time: timings are shown, and asserted only through
     `evidence.timing_claim`, which asserts in full mode alone;
 (e) nothing stray under a result: no return value of a printing or plotting helper (`<Axes: ...>`, `True`, the
-    score again), no figure drawn twice, no TensorFlow log warning.
+    score again), no figure drawn twice, no TensorFlow log warning;
+(f) the Chinese edition's printed lines keep the typesetting rule of its prose: no half-width , ; : ? ! ( )
+    beside a Chinese character (a line the course composes as "{name}: {verdict}" in English needs its own
+    catalogue template, so that the Chinese reads "{name}：{verdict}").
 
 The checkers are tested first on small known-bad and known-good inputs, so a checker that cannot fail shows.
 """
@@ -23,6 +26,7 @@ import pytest
 
 from bertlib_course import evidence
 from coursekit.exercises import body_fingerprint, outputs_belong, runnable_code
+from coursekit.i18n.typesetting import HALF_WIDTH_BESIDE_CHINESE
 from tools.repo_paths import REPO_ROOT
 from tools.run_notebook import code_fingerprint
 
@@ -287,6 +291,26 @@ def stray_outputs(cell):
     return found
 
 
+# Function notation, P(负面) or XOR(左, 右), is mathematics in a printed line: its brackets and comma stay half-width.
+_NOTATION = re.compile(r"[A-Za-z]+\([^()\n]*\)")
+
+
+def half_width_beside_chinese(text):
+    """The printed lines of `text` that have Chinese in them and a half-width , ; : ? ! ( ) beside it."""
+    return [line for line in text.splitlines() if re.search(r"[\u3400-\u9fff]", line)
+            and re.search(HALF_WIDTH_BESIDE_CHINESE, _NOTATION.sub("f(x)", line))]
+
+
+def test_half_width_check_catches_a_joined_english_separator():
+    assert half_width_beside_chinese("无随机分支：更易上当: 方向符合预期\n完形填空准确率 49%, 相信正确的词 100%") == [
+        "无随机分支：更易上当: 方向符合预期", "完形填空准确率 49%, 相信正确的词 100%"]
+    assert half_width_beside_chinese("  [MASK]: 占被选中词元的 79.96%") == ["  [MASK]: 占被选中词元的 79.96%"]
+    # What is right passes: full-width marks, English lines, function notation, numbers beside Chinese.
+    assert half_width_beside_chinese("无随机分支：更易上当：方向符合预期（中位数 +95.6）\nloss: 0.52, accuracy: 0.8\n"
+                                     "P(负面) = 0.017，P(正面) = 0.983\n在 XOR(左, 右) 上的准确率 1.000\n"
+                                     "每句 56.7 个片段，[UNK] 0.00%") == []
+
+
 def _cell(source, *outputs):
     return {"cell_type": "code", "source": source, "outputs": list(outputs)}
 
@@ -365,6 +389,15 @@ def test_nothing_stray_under_a_result(path):
              for what in stray_outputs(cell)]
     assert not found, (f"{path.name}: outputs nobody meant to show (cell index, what): {found}. End the cell's "
                        "last call with `;` (or print what it returns), then run the notebook again in full.")
+
+
+@pytest.mark.parametrize("path", CHINESE, ids=lambda path: path.stem)
+def test_chinese_printed_lines_keep_full_width_punctuation(path):
+    found = [(index, line) for index, cell in enumerate(load(path)["cells"]) if cell["cell_type"] == "code"
+             for line in half_width_beside_chinese(output_text(cell))]
+    assert not found, (f"{path.name}: printed lines with half-width punctuation beside Chinese (cell index, line): "
+                       f"{found}. Compose the line through one _() template (\"{{name}}: {{verdict}}\"), not by "
+                       "joining English separators, and run the chapter again in full.")
 
 
 # ---------------------------------------------------------------------------------------------------------

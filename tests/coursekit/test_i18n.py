@@ -276,6 +276,15 @@ def test_a_changed_english_cell_makes_its_entry_fuzzy_with_the_previous_english(
     assert not i18n.check(course).stale
 
 
+def test_update_of_one_notebook_leaves_every_other_catalogue_as_it_is(course):
+    first, second = (Path(name).stem for name in CHAPTERS)
+    written = i18n.update(course, notebook=second[:2])
+    assert written and all(second in path.name for path in written if path.suffix == ".po" and "LC_MESSAGES" not in
+                           str(path))
+    assert not list((course / "i18n").rglob(f"{first}*.po"))  # the other chapter's catalogues were not written
+    assert any(first in path.name for path in i18n.update(course))  # a plain update writes them
+
+
 def test_strict_check_fails_on_one_fuzzy_entry_and_on_one_missing_entry(course, capsys):
     import polib
 

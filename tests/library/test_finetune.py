@@ -239,6 +239,46 @@ def test_swag_and_stsb_end_to_end(tmp_path, glue_dir):
     assert stsb["batch_size"] == best["batch_size"]
 
 
+class _Recorder(keras.callbacks.Callback):
+    """Writes down each call `train_epochs` makes, as `fit` would make them; stops after `stop_after` batches."""
+
+    def __init__(self, stop_after=None):
+        super().__init__()
+        self.calls, self.stop_after, self.batches = [], stop_after, 0
+
+    def on_train_begin(self, logs=None):
+        self.calls.append(("train_begin", self.params["epochs"], self.params["steps"]))
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.calls.append(("epoch_end", epoch, sorted(logs)))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
+        assert np.isfinite(float(logs["loss"]))
+        if self.batches == self.stop_after:
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        self.calls.append(("train_end", self.batches))
+
+
+def test_finetune_callbacks_see_every_batch_as_fit_would_and_change_no_number(glue_dir):
+    settings = dict(epochs=2, batch_size=8, max_seq_length=32, max_train_examples=40, max_eval_examples=32,
+                    learning_rate=1e-3, seed=3, verbose=0)
+    plain = finetuning.finetune("sst2", glue_dir, "tiny", **settings)
+    recorder = _Recorder()
+    watched = finetuning.finetune("sst2", glue_dir, "tiny", callbacks=[recorder], **settings)
+    assert watched["accuracy"] == plain["accuracy"]
+    assert watched["last_epoch_train_loss"] == plain["last_epoch_train_loss"]
+    steps = 5  # 40 rows in batches of 8
+    assert recorder.calls == [("train_begin", 2, steps), ("epoch_end", 0, ["accuracy", "loss"]),
+                              ("epoch_end", 1, ["accuracy", "loss"]),
+                              ("train_end", 2 * steps)]
+    stopper = _Recorder(stop_after=3)  # an early stop written for fit ends training here too
+    finetuning.finetune("sst2", glue_dir, "tiny", callbacks=[stopper], **settings)
+    assert stopper.calls[-1] == ("train_end", 3) and len(stopper.calls) == 3
+
+
 # Settings objects and task objects: finetune composes parts and never branches on a task's name ---------------
 
 def test_finetune_settings_make_the_command_line():

@@ -25,7 +25,7 @@ def add_arguments(parser):
                         help="the repository whose notebooks/, solutions/ and i18n/ are read (default: this one)")
     parser.add_argument("--out", type=Path, default=None, help="build: write the edition here (default: --root)")
     parser.add_argument("--edition", choices=SOURCE_EDITIONS, default=None, help="todo: only this edition")
-    parser.add_argument("--notebook", default=None, metavar="NN", help="todo: only notebooks whose name starts so")
+    parser.add_argument("--notebook", default=None, metavar="NN", help="todo and update: only notebooks whose name starts so")
 
 
 def run(args):
@@ -37,7 +37,7 @@ def run(args):
             print(f"the {args.lang} edition is up to date ({len(changed)} files changed)")
             return 0
         if args.action == "update":
-            changed = update(args.root, args.lang)
+            changed = update(args.root, args.lang, args.notebook)
             for path in changed:
                 print(f"updated {path}")
             print(f"{len(changed)} catalogues updated: open them in Poedit or Weblate")

@@ -118,13 +118,20 @@ def build(root=None, lang="zh", out=None):
     return write_changed(out, notebooks, stale_folders=editions) + write_changed(out, compiled_catalogues(root, lang))
 
 
-def update(root=None, lang="zh"):
+def update(root=None, lang="zh", notebook=None):
     """Brings every catalogue up to date with the English (`update_catalogue`), and adds an empty entry to the
-    runtime catalogue for each figure or hint string it lacks. Returns the paths written."""
+    runtime catalogue for each figure or hint string it lacks. Returns the paths written.
+
+    `notebook`: only the catalogues of notebooks whose name starts so ("03": chapter 03, its solution and its
+    exercise), so that an author updating one chapter leaves every other catalogue as it is; the runtime
+    catalogue still gains the strings it lacks (new entries only, appended).
+    """
     root = course.root_or(root)
     changed = []
     for edition in SOURCE_EDITIONS:
         for path in english_notebooks(root, edition):
+            if notebook is not None and not path.stem.startswith(notebook):
+                continue
             english = {cell.id: source_text(cell.source) for cell in exercises.read_notebook(path).cells
                        if cell.cell_type == "markdown"}
             target = translation_path(root, lang, edition, path.stem)

@@ -129,13 +129,16 @@ def typesetting_problems(text):
 # Marks of Chinese text the course writes one way (`_mark_problems`): each pattern, read on a line that has
 # Chinese characters in it (outside code, math and URLs), and what to write instead.
 _CJK = "\u3400-\u9fff"
+# , ; : ? ! ( ) written half-width against Chinese text (an image's `![` is not a "!"); also read in the
+# Chinese edition's printed lines (tests/course/test_notebook_evidence.py).
+HALF_WIDTH_BESIDE_CHINESE = (rf"[{_CJK}”’）》][ \t]*(?:[,;:?]|!(?!\[))|[,;:?!][ \t]*[{_CJK}“‘（《]|[{_CJK}][()]"
+                             rf"|[()][{_CJK}]")
 MARK_RULES = (
     (r"第\s*\[?0\d", "a zero-padded chapter number (write 第 5 章, not 第 05 章)"),
     (r"第\s*0(?![\d.])(?!\s*章)", "a zero-based index read as an ordinal (write 层 0, 头 2, 位置 0; 第 0 章 is a title)"),
     (r"(?<![A-Za-z0-9._-])\d+(?:\.\d+)*%?-\d", "a hyphen in a number range (write 3–5, with the en dash –)"),
     (r"[”’》]、[“‘《]", "a 顿号 between quoted items or titles (GB/T 15834: none; write “甲”“乙”)"),
-    (rf"[{_CJK}”’）》][ \t]*(?:[,;:?]|!(?!\[))|[,;:?!][ \t]*[{_CJK}“‘（《]|[{_CJK}][()]|[()][{_CJK}]",
-     "half-width punctuation beside Chinese (use ，；：？！（）)"),
+    (HALF_WIDTH_BESIDE_CHINESE, "half-width punctuation beside Chinese (use ，；：？！（）)"),
     (r"[＋－＝＜＞＃＄％＆＊／＼＾＿｜＠０-９Ａ-Ｚａ-ｚ]", "a full-width letter, digit or operator (write + = % 0-9 A-Z)"),
 )
 
