@@ -257,7 +257,7 @@ def train_epochs(model, data, run, trim=True, callbacks=None):
     for epoch in range(run.epochs):
         hooks.on_epoch_begin(epoch)
         batches = length_bucketed_batches(lengths, run.batch_size, shuffle=True, seed=(run.seed, epoch))
-        totals = {}
+        totals, done = {}, 0
         for step, rows in enumerate(batches):
             hooks.on_train_batch_begin(step)
             targets = ({name: array[rows] for name, array in data.train_targets.items()}
@@ -266,10 +266,11 @@ def train_epochs(model, data, run, trim=True, callbacks=None):
             logs = model.train_on_batch(batch_inputs(data.train_inputs, rows, lengths, trim), targets,
                                         return_dict=True)
             totals = {name: totals.get(name, 0.0) + float(value) for name, value in logs.items()}
+            done += 1
             hooks.on_train_batch_end(step, logs)
             if model.stop_training:
                 break
-        means = {name: round(total / (step + 1), 4) for name, total in totals.items()}
+        means = {name: round(total / done, 4) for name, total in totals.items()}
         hooks.on_epoch_end(epoch, means)
         if run.verbose:
             print(f"epoch {epoch + 1}/{run.epochs}: mean {means} ({time.process_time() - start:.0f} s CPU)",

@@ -189,6 +189,24 @@ def test_pretrain_learns_and_runs_the_long_phase(small_run, tmp_path):
     assert any((tmp_path / "logs").iterdir())  # TensorBoard event file
 
 
+def test_several_steps_a_call_train_the_same_weights_and_log_the_same_records(small_run):
+    """`steps_per_execution` changes how often Python calls the compiled step, not what it computes: the same
+    20 steps end at the same weights and log the same losses (the course's tiny models use 5-50 a call)."""
+    if keras.backend.backend() == "torch":
+        pytest.skip("Keras on PyTorch runs one step a call")
+    runs = []
+    for per_call in (1, 5):
+        records = []
+        result = pretraining.pretrain(steps=20, strategy="cpu", on_progress=records.append,
+                                      steps_per_execution=per_call, **small_run)
+        runs.append((result["pretrainer"].get_weights(), [(r["step"], r["loss"]) for r in records]))
+    (one, one_records), (five, five_records) = runs
+    assert [step for step, _ in five_records] == [5, 10, 15, 20]
+    np.testing.assert_allclose([loss for _, loss in five_records], [loss for _, loss in one_records], rtol=1e-6)
+    for a, b in zip(one, five):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
 def test_nan_loss_stops_the_run_with_a_clear_message(small_run, capsys):
     from bertlib import cli
 
