@@ -12,10 +12,10 @@ LAB_STAMP := $(VENV)/.installed-lab
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
 # Each worker, and every kernel and process it starts, gets its share of the cores for TensorFlow's and OpenMP's
-# thread pools (bertlib.train.distribute.configure_cpu keeps a value set in the environment): two workers that each
+# thread pools (bertlib.train.host.configure_cpu keeps a value set in the environment): two workers that each
 # size their pools to both cores of CI's machine fight over them. On 2 cores, one thread each ran chapters 03
 # and 08 side by side in 193 and 230 s against 252 and 281 s (bench/RESULTS.md). Evaluated when a recipe runs.
-WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.train.distribute import usable_cpus; \
+WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.train.host import usable_cpus; \
 	print(max(1, usable_cpus() // $(WORKERS)))" 2>/dev/null || echo 1)
 SHARED_CORES = TF_NUM_INTRAOP_THREADS=$(WORKER_THREADS) TF_NUM_INTEROP_THREADS=$(WORKER_THREADS) \
 	OMP_NUM_THREADS=$(WORKER_THREADS)

@@ -6,7 +6,7 @@ Each measurement runs in a fresh process (Keras picks its backend at import; Ope
 PyTorch loads it): a 2-layer pretrainer (H=64, the masked-LM toy of chapter 03), batch 64 of 16 tokens,
 `train_on_batch`, the mean of `--steps` steps after one warm-up step. PyTorch runs twice: with OpenMP's
 default wait policy (threads spin while they wait for work) and with OMP_WAIT_POLICY=PASSIVE, which
-`bertlib.train.distribute.configure_cpu()` (and so `course.setup()`) sets. Last line: how many times faster the
+`bertlib.train.host.configure_cpu()` (and so `course.setup()`) sets. Last line: how many times faster the
 passive PyTorch step is.
 """
 

@@ -20,7 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from bertlib.finetune import finetuning
 from bertlib.io import downloads
-from bertlib.train import distribute
+from bertlib.train import host
 from bertlib_course import paths  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    distribute.configure_cpu()
+    host.configure_cpu()
     import keras
 
     glue_dir = downloads.locate("sst2")  # the SST-2 folder of $BERTLIB_DATA or the cache; no download

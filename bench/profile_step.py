@@ -60,7 +60,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import step_time as st  # noqa: E402  (sets the CPU threads with bertlib.train.distribute.configure_cpu first)
+import step_time as st  # noqa: E402  (sets the CPU threads with bertlib.train.host.configure_cpu first)
 
 # isort: split
 import keras  # noqa: E402

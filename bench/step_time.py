@@ -15,7 +15,7 @@ up, not multiplied, so they count only where the masked-LM decoder multiplies by
 position, the rest at the 20 predicted rows): the work the loss needs, the same count for both libraries.
 MFU = achieved FLOP/s / the same-precision matmul peak.
 
-The CPU threads are set by `bertlib.train.distribute.configure_cpu()` before TensorFlow starts, for both libraries.
+The CPU threads are set by `bertlib.train.host.configure_cpu()` before TensorFlow starts, for both libraries.
 
     python bench/step_time.py [--rounds 7] [--steps 10] [--precisions float32 mixed_bfloat16]
 
@@ -32,9 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib.train import distribute  # noqa: E402
+from bertlib.train import host  # noqa: E402
 
-THREADS = distribute.configure_cpu()  # before TensorFlow starts its pools
+THREADS = host.configure_cpu()  # before TensorFlow starts its pools
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -145,8 +145,8 @@ def main():
                              "the same arithmetic) or gelu (exact, bertlib's default)")
     args = parser.parse_args()
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
-    bf16_units = sorted(distribute.cpu_flags() & set(distribute.BFLOAT16_CPU_FLAGS))
-    print(f"{cpu_model()}, bfloat16 units {bf16_units or 'none'}, usable cores {distribute.usable_cpus()} "
+    bf16_units = sorted(host.cpu_flags() & set(host.BFLOAT16_CPU_FLAGS))
+    print(f"{cpu_model()}, bfloat16 units {bf16_units or 'none'}, usable cores {host.usable_cpus()} "
           f"(os.cpu_count() {os.cpu_count()}), threads {THREADS}, load average {os.getloadavg()}")
     flops = step_flops(SIZE["num_layers"], SIZE["hidden_dim"], SIZE["intermediate_dim"], SIZE["vocabulary_size"],
                        BATCH, SEQ, PREDICTIONS)

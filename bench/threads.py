@@ -8,7 +8,7 @@ settings measured at the same load.
 
 Settings:
     tensorflow-default  nothing set: TensorFlow sizes its pools itself
-    bertlib             `bertlib.train.distribute.configure_cpu()`: intra-op and inter-op threads = usable cores,
+    bertlib             `bertlib.train.host.configure_cpu()`: intra-op and inter-op threads = usable cores,
                         and (tiny-fit) the dataset options of bertlib's pipelines (`data.input_options()`)
     inter-op-1          intra-op = usable cores, 1 inter-op thread (operations one after another)
     one-core            1 intra-op, 1 inter-op thread: what one core gives
@@ -62,9 +62,9 @@ def scheduler_seconds():
 
 def worker(setting, workload, rounds):
     if setting == "bertlib":
-        from bertlib.train import distribute
+        from bertlib.train import host
 
-        distribute.configure_cpu()
+        host.configure_cpu()
     import keras
     import numpy as np
     import tensorflow as tf
@@ -128,11 +128,11 @@ def main():
         return worker(*args.worker, args.rounds)
 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from bertlib.train import distribute
+    from bertlib.train import host
 
-    cores = distribute.usable_cpus()
+    cores = host.usable_cpus()
     print(f"os.cpu_count() {os.cpu_count()}, affinity {len(os.sched_getaffinity(0))}, cgroup quota "
-          f"{distribute.cgroup_cpu_limit()}, usable {cores}; load average {os.getloadavg()}")
+          f"{host.cgroup_cpu_limit()}, usable {cores}; load average {os.getloadavg()}")
     spreads = {}
     for workload in args.workloads:
         for setting in args.settings:

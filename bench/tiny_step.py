@@ -9,7 +9,7 @@ The numpy batches are made once (random ids, sorted distinct mask positions, wei
 Each round runs `--steps` steps through `fit` on those arrays (one epoch of `--steps` batches, as a chapter's
 `fit` runs its epochs) and the figure is the median over `--rounds` rounds of the time per step; a first
 `fit` traces (and on JAX compiles) the step outside the rounds. The backend is KERAS_BACKEND's
-(TensorFlow by default); CPU threads are set by `bertlib.train.distribute.configure_cpu()`, as the course does.
+(TensorFlow by default); CPU threads are set by `bertlib.train.host.configure_cpu()`, as the course does.
 
     KERAS_BACKEND=jax python bench/tiny_step.py [--rounds 7] [--steps 100] [--jit-compile auto]
         [--dropout 0.1] [--steps-per-execution 1]
@@ -30,9 +30,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from bertlib.train import distribute  # noqa: E402
+from bertlib.train import host  # noqa: E402
 
-THREADS = distribute.configure_cpu()  # before the backend starts its pools
+THREADS = host.configure_cpu()  # before the backend starts its pools
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

@@ -23,7 +23,8 @@ def seconds(function):
 def main():
     from bertlib.io import downloads
     from bertlib.text import corpora
-    from bertlib.text.tokenizer import WordPieceTokenizer, train_wordpiece_vocab
+    from bertlib.text.tokenizer import WordPieceTokenizer
+    from bertlib.text.vocabulary import train_wordpiece_vocab
     from bertlib_course import paths
 
     build_time, documents = seconds(corpora.python_docs)

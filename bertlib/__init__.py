@@ -40,7 +40,7 @@ _EXPORTS = {
     "load_hf_checkpoint": "bertlib.model.checkpoint",
     "save_hf_checkpoint": "bertlib.model.checkpoint",
     "WordPieceTokenizer": "bertlib.text.tokenizer",
-    "train_wordpiece_vocab": "bertlib.text.tokenizer",
+    "train_wordpiece_vocab": "bertlib.text.vocabulary",
     "MaskedLMMasker": "bertlib.text.masking",
     "create_nsp_instances": "bertlib.text.nsp",
     "pretrain": "bertlib.train.pretraining",

@@ -32,7 +32,7 @@ from bertlib.finetune import tasks
 from bertlib.finetune.tasks._task import batch_inputs, length_bucketed_batches, row_lengths
 from bertlib.io.files import atomic_write, check_output_dir
 from bertlib.io.files import write_text_atomically as _write_text
-from bertlib.train import distribute, settings
+from bertlib.train import distribute, host, settings
 from bertlib.train.pretraining import PretrainSettings, seeded
 from bertlib.train.schedule import make_optimizer
 from bertlib.train.settings import setting
@@ -320,7 +320,7 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
     task = tasks.get(run.task)
     output_dir = check_output_dir(run.output_dir, "--output-dir", overwrite=run.overwrite,
                                   consequence="Nothing was trained.") if run.output_dir is not None else None
-    distribute.configure_cpu()
+    host.configure_cpu()
     scope = (distribute.placement_of(run.strategy, tpu=run.tpu) if run.strategy is not None
              else contextlib.nullcontext())
     with scope:

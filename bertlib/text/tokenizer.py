@@ -20,16 +20,13 @@ that token, as the checkpoint's own Hugging Face tokenizer does.
 This module matches the `tokenizer.json` of the real uncased checkpoint (the Hugging Face `BertNormalizer` +
 `BertPreTokenizer` + `WordPiece`) id for id; `tests/library/test_tokenizer.py` checks it on every GLUE sentence.
 `WordPieceTokenizer.encode` is the readable pure-Python path; `encode_batch` and `pack_batch` are the same
-algorithm with an ASCII shortcut and a per-word cache, for pipelines. `train_wordpiece_vocab` learns a new
+algorithm with an ASCII shortcut and a per-word cache, for pipelines. `bertlib.text.vocabulary` learns a new
 vocabulary from text.
 """
 
 import bisect
-import heapq
 import re
 import unicodedata
-from collections import Counter, defaultdict
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -203,7 +200,7 @@ _ASCII_CONTROLS = {code: None for code in [*range(9), 11, 12, *range(14, 32), 12
 _ASCII_WORDS = re.compile(r"[^\s!-/:-@\[-`{-~]+|[!-/:-@\[-`{-~]")
 
 
-def _fast_basic_tokenize(text, lowercase=True, strip_accents=None, split_cjk=True):
+def fast_basic_tokenize(text, lowercase=True, strip_accents=None, split_cjk=True):
     """`basic_tokenize`, with a shortcut for ASCII text (most text: no accents, CJK or exotic spaces)."""
     if text.isascii():
         text = text.translate(_ASCII_CONTROLS)
@@ -260,7 +257,7 @@ class WordPieceTokenizer:
             self._ids[token] = index
         if "[UNK]" not in self._ids:
             raise ValueError("The vocabulary has no [UNK] token, so unknown words could not be encoded; "
-                             "add '[UNK]' to it (train_wordpiece_vocab reserves it at id 1).")
+                             "add '[UNK]' to it (bertlib.text.vocabulary.train_wordpiece_vocab reserves it at id 1).")
         present = [token for token in SPECIAL_TOKENS if token in self._ids] + list(self.never_split)
         # Like the checkpoint's tokenizer.json, special tokens typed in the text are matched before normalizing
         # (longest first, so a never_split token that contains another one wins).
@@ -350,7 +347,7 @@ class WordPieceTokenizer:
     def _special_id(self, token):
         if token not in self._ids:
             raise ValueError(f"The vocabulary ({self._vocabulary_name()}) has no {token} token; BERT needs "
-                             f"{', '.join(SPECIAL_TOKENS)}. Train one with train_wordpiece_vocab, which reserves them.")
+                             f"{', '.join(SPECIAL_TOKENS)}. Train one with bertlib.text.vocabulary.train_wordpiece_vocab, which reserves them.")
         return self._ids[token]
 
     @property
@@ -382,7 +379,7 @@ class WordPieceTokenizer:
 
     def tokenize(self, text):
         """Text -> list of WordPiece strings, without [CLS]/[SEP]."""
-        _check_text(text)
+        check_text(text)
         tokens = []
         for index, chunk in enumerate(self._special_pattern.split(text)):
             if index % 2:  # re.split with a group puts the special tokens it matched at odd positions
@@ -399,7 +396,7 @@ class WordPieceTokenizer:
         A piece spans the source characters its normalized characters came from (a removed control
         character or accent inside it is covered); [UNK] spans its word; a special token spans itself.
         """
-        _check_text(text)
+        check_text(text)
         tokens, offsets = [], []
         chunk_start = 0
         for index, chunk in enumerate(self._special_pattern.split(text)):
@@ -432,7 +429,7 @@ class WordPieceTokenizer:
         return [self._encode_fast(text) for text in texts]
 
     def _encode_fast(self, text):
-        _check_text(text)
+        check_text(text)
         if not any(mark in text for mark in self._protected_marks):  # no special token: skip the regex
             return self._encode_plain(text)
         ids = []
@@ -443,7 +440,7 @@ class WordPieceTokenizer:
     def _encode_plain(self, text):
         ids = []
         cache = self._word_cache
-        for word in _fast_basic_tokenize(text, *self._options):
+        for word in fast_basic_tokenize(text, *self._options):
             word_ids = cache.get(word)
             if word_ids is None:
                 if len(cache) >= 1_000_000:  # bound the memory on huge corpora; Zipf keeps the hit rate high
@@ -585,143 +582,10 @@ def _checked_token(token):
     return token
 
 
-def _check_text(text):
+def check_text(text):
+    """A TypeError naming the value unless `text` is a str."""
     if not isinstance(text, str):
         raise TypeError(f"Expected a str to tokenize, got {type(text).__name__}: {text!r:.80}")
-
-
-# Training a vocabulary ---------------------------------------------------------------------------------------------
-
-def train_wordpiece_vocab(texts, vocabulary_size, lowercase=True, reserved_tokens=SPECIAL_TOKENS, output_path=None):
-    """Learn a WordPiece vocabulary from texts (BPE-style merges, as Hugging Face's WordPiece trainer does).
-
-    1. Count the words of the texts after the same basic tokenization the tokenizer uses.
-    2. Start from the alphabet: every character as a word start (`"a"`) and as a continuation (`"##a"`).
-    3. Repeatedly merge the most frequent adjacent pair of pieces inside words (`"t" + "##h"` -> `"th"`,
-       ties broken alphabetically so the result is deterministic) and add the merged piece, until the
-       vocabulary is full or no pair is left.
-
-    Every training word whose characters are all in the vocabulary then tokenizes without [UNK], because
-    single characters are always there to fall back on. If the alphabet alone does not fit, the most frequent
-    characters are kept.
-
-    Args:
-        texts: iterable of str (sentences or documents).
-        vocabulary_size: int, the size of the result (fewer pieces when the texts run out of pairs).
-        lowercase: bool, default True; must match the tokenizer that will use the vocabulary.
-        reserved_tokens: the first pieces, in order; the default puts [PAD] at id 0 like BERT.
-        output_path: optional path; the vocabulary is written there as `vocab.txt` (one piece per line,
-            written atomically).
-
-    Returns:
-        list of str, the vocabulary in id order.
-    """
-    reserved = list(dict.fromkeys(reserved_tokens))
-    if vocabulary_size <= len(reserved):
-        raise ValueError(f"vocabulary_size={vocabulary_size} leaves no room after the {len(reserved)} reserved "
-                         f"tokens {reserved}; use a larger size (BERT uses 30,522).")
-    if isinstance(texts, str):
-        raise TypeError("train_wordpiece_vocab expects an iterable of texts, not one str.")
-    word_counts = _count_words(texts, lowercase)
-    vocabulary, words, counts = _start_from_the_alphabet(word_counts, reserved, vocabulary_size)
-    _add_merges(vocabulary, words, counts, vocabulary_size)
-    if output_path is not None:
-        write_vocabulary(vocabulary, output_path)
-    return vocabulary
-
-
-def _count_words(texts, lowercase):
-    """Step 1: the words of `texts` after the tokenizer's basic tokenization, counted."""
-    word_counts = Counter()
-    for text in texts:
-        _check_text(text)
-        word_counts.update(_fast_basic_tokenize(text, lowercase))
-    return word_counts
-
-
-def _start_from_the_alphabet(word_counts, reserved, vocabulary_size):
-    """Step 2: (vocabulary, words, counts): the reserved tokens and the most frequent characters that fit, and
-    the training words as lists of pieces ("the" -> ["t", "##h", "##e"]) with their counts."""
-    words, counts = [], []
-    for word, count in sorted(word_counts.items()):
-        if len(word) <= MAX_INPUT_CHARS_PER_WORD:
-            words.append([word[0]] + [CONTINUATION_PREFIX + char for char in word[1:]])
-            counts.append(count)
-    piece_counts = Counter()
-    for pieces, count in zip(words, counts):
-        for piece in pieces:
-            piece_counts[piece] += count
-    alphabet = sorted(piece_counts, key=lambda piece: (-piece_counts[piece], piece))
-    alphabet = [piece for piece in alphabet if piece not in reserved][:vocabulary_size - len(reserved)]
-    vocabulary = reserved + sorted(alphabet)
-    known = set(vocabulary)
-    # Words with a character that did not fit would end as [UNK] anyway: they take no part in merges.
-    kept = [index for index, pieces in enumerate(words) if all(piece in known for piece in pieces)]
-    return vocabulary, [words[index] for index in kept], [counts[index] for index in kept]
-
-
-def _add_merges(vocabulary, words, counts, vocabulary_size):
-    """Step 3, in place: merge the most frequent adjacent pair (ties: the smallest pair) in every word that holds
-    it and append the merged piece to `vocabulary`, until it has `vocabulary_size` pieces or no pair is left.
-
-    The pair counts are kept up to date word by word, in a heap whose stale entries are skipped when popped."""
-    known = set(vocabulary)
-    pair_counts = defaultdict(int)
-    words_with_pair = defaultdict(set)
-    for index, pieces in enumerate(words):
-        for pair in pairwise(pieces):
-            pair_counts[pair] += counts[index]
-            words_with_pair[pair].add(index)
-    heap = [(-count, pair) for pair, count in pair_counts.items()]
-    heapq.heapify(heap)
-
-    while len(vocabulary) < vocabulary_size and heap:
-        negative_count, pair = heapq.heappop(heap)
-        if pair_counts.get(pair, 0) != -negative_count:
-            continue  # a stale entry: this pair's count changed after it was pushed
-        merged = pair[0] + pair[1][len(CONTINUATION_PREFIX):]
-        if merged not in known:  # two different pairs can build the same piece
-            vocabulary.append(merged)
-            known.add(merged)
-        changed = set()
-        for index in words_with_pair.pop(pair):
-            pieces, count = words[index], counts[index]
-            for old_pair in pairwise(pieces):
-                pair_counts[old_pair] -= count
-                changed.add(old_pair)
-            pieces = _merge_pair(pieces, pair, merged)
-            words[index] = pieces
-            for new_pair in pairwise(pieces):
-                pair_counts[new_pair] += count
-                words_with_pair[new_pair].add(index)
-                changed.add(new_pair)
-        for changed_pair in changed:
-            if pair_counts[changed_pair] > 0:
-                heapq.heappush(heap, (-pair_counts[changed_pair], changed_pair))
-            else:
-                del pair_counts[changed_pair]
-                words_with_pair.pop(changed_pair, None)
-
-
-def _merge_pair(pieces, pair, merged):
-    """Replace every non-overlapping occurrence of `pair`, left to right, by `merged`."""
-    result = []
-    index = 0
-    while index < len(pieces):
-        if index + 1 < len(pieces) and (pieces[index], pieces[index + 1]) == pair:
-            result.append(merged)
-            index += 2
-        else:
-            result.append(pieces[index])
-            index += 1
-    return result
-
-
-def write_vocabulary(vocabulary, path):
-    """Write `vocab.txt` (one piece per line) atomically: a temporary file in the same folder, then a rename."""
-    from bertlib.io.files import write_text_atomically
-
-    return write_text_atomically(path, "".join(token + "\n" for token in vocabulary))
 
 
 # The checkpoint's tokenizer (the Rust `tokenizers` library) reads character categories from Unicode 8.0 tables,

@@ -7,7 +7,7 @@ import functools
 
 import keras
 
-from bertlib.train import distribute
+from bertlib.train import distribute, host
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
@@ -21,15 +21,15 @@ def precision_for(strategy=None, flags=None, probe=None):
 
     "mixed_bfloat16" on a TPU and "mixed_float16" on a GPU (where `compile` adds loss scaling). On a CPU,
     "mixed_bfloat16" when the CPU has bfloat16 units (AMX-BF16, AVX512-BF16 or Arm BF16; see
-    `distribute.BFLOAT16_CPU_FLAGS`) and a short matmul probe finds bfloat16 at least `BFLOAT16_MIN_SPEEDUP`
+    `host.BFLOAT16_CPU_FLAGS`) and a short matmul probe finds bfloat16 at least `BFLOAT16_MIN_SPEEDUP`
     times faster than float32; "float32" otherwise (without those units bfloat16 is emulated, and slower).
     The probe runs once per process. In both mixed policies the weights, LayerNorm, the attention softmax and
     the loss stay in float32.
 
     Args:
         strategy: a `tf.distribute.Strategy` or None (the devices TensorFlow or JAX sees).
-        flags: set of CPU flags, defaults to `distribute.cpu_flags()` (for tests).
-        probe: callable returning bfloat16's matmul speedup, defaults to `distribute.bfloat16_matmul_speedup`
+        flags: set of CPU flags, defaults to `host.cpu_flags()` (for tests).
+        probe: callable returning bfloat16's matmul speedup, defaults to `host.bfloat16_matmul_speedup`
             (for tests).
     """
     if strategy is not None and distribute.is_tpu(strategy):
@@ -44,8 +44,8 @@ def precision_for(strategy=None, flags=None, probe=None):
         platform = "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
     if platform != "cpu":
         return {"tpu": "mixed_bfloat16", "gpu": "mixed_float16"}.get(platform, "float32")
-    flags = distribute.cpu_flags() if flags is None else flags
-    if not flags & set(distribute.BFLOAT16_CPU_FLAGS):
+    flags = host.cpu_flags() if flags is None else flags
+    if not flags & set(host.BFLOAT16_CPU_FLAGS):
         return "float32"
     speedup = probe() if probe is not None else _bfloat16_speedup()
     return "mixed_bfloat16" if speedup >= BFLOAT16_MIN_SPEEDUP else "float32"
@@ -53,7 +53,7 @@ def precision_for(strategy=None, flags=None, probe=None):
 
 @functools.cache
 def _bfloat16_speedup():
-    return distribute.bfloat16_matmul_speedup()
+    return host.bfloat16_matmul_speedup()
 
 
 def set_precision(policy="auto", strategy=None):

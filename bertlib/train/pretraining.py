@@ -344,7 +344,7 @@ def build_pretrainer(run, config, schedule, placement):
     with seeded(run.seed):
         pretrainer = BertPretrainer(BertBackbone(config), next_sentence=run.next_sentence)
         pretrainer.compile(optimizer=make_optimizer(schedule, weight_decay=run.weight_decay),
-                           steps_per_execution=run.steps_per_execution, jit_compile=_use_xla(placement))
+                           steps_per_execution=run.steps_per_execution, jit_compile=_use_xla(placement, config.dropout))
         pretrainer.optimizer.build(pretrainer.trainable_variables)
     return pretrainer
 
@@ -387,12 +387,15 @@ def _summary(progress, latest, start_step, seconds, placement, pretrainer):
     return result
 
 
-def _use_xla(placement):
-    """XLA everywhere but TensorFlow on a CPU, where compiling costs more than it saves (measured: ~3x slower
-    first step, no faster steps for the tiny model). JAX always compiles."""
+def _use_xla(placement, dropout):
+    """XLA everywhere but TensorFlow on a CPU with dropout. There XLA draws dropout's random masks so slowly that
+    a step takes 3x longer (a course tiny model, 2 layers, H=64, batch 32 x 64: 170 ms against 52 ms a step); without
+    dropout it pays (22 ms against 40 ms; bench/RESULTS.md). JAX always compiles."""
     if keras.backend.backend() != "tensorflow":
         return "auto"
-    return "auto" if any(device != "CPU" for device in placement.devices) else False
+    if any(device != "CPU" for device in placement.devices):
+        return "auto"
+    return not dropout
 
 
 def _predictions_for(max_predictions, seq_length, phase_length):

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import warnings
 
-from bertlib.train import distribute
+from bertlib.train import distribute, host
 from bertlib_course.progress import progress, progress_callback  # noqa: F401 (the chapters' API)
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
@@ -49,8 +49,8 @@ def setup(seed=0, lang=None, threads=None):
       retracing notices and JAX's "no GPU found" line are kept out of the outputs, so a check's output is the
       check's; so are two Keras warnings the chapters trigger on purpose (a pooler without a gradient when
       next-sentence prediction is off, `shuffle=True` beside tf.data pipelines that shuffle themselves).
-    - TensorFlow's thread pools are sized to the cores this process may use (`distribute.configure_cpu`).
-    - On JAX, compiled programs are kept on disk (`distribute.configure_compile_cache`): a second model of the
+    - TensorFlow's thread pools are sized to the cores this process may use (`host.configure_cpu`).
+    - On JAX, compiled programs are kept on disk (`host.configure_compile_cache`): a second model of the
       same shape, a re-run cell or a re-run chapter does not wait for the compiler again.
     - Python, numpy and Keras are seeded (`seed_everything`), the plots styled (`set_plot_style`).
     - One line says what runs: backend, versions, devices and where models live (`distributed()`).
@@ -65,9 +65,9 @@ def setup(seed=0, lang=None, threads=None):
         dict, `environment_report()` with the "strategy" (placement name) and "replicas" added.
     """
     quiet_logs()
-    distribute.configure_cpu(threads)
+    host.configure_cpu(threads)
     import_tensorflow_quietly()  # before anything imports Keras, which starts TensorFlow
-    distribute.configure_compile_cache()
+    host.configure_compile_cache()
     seed_everything(seed)
     if lang:
         from bertlib_course import messages

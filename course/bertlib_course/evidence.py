@@ -232,14 +232,16 @@ TINY_DEFAULTS = {
     "next_sentence": True,
     "mask_token_rate": 0.8,         # the paper's MASK / SAME / RND = 80 / 10 / 10 (A.4.6)
     "random_token_rate": 0.1,
-    "dropout": 0.1,
+    "dropout": 0.0,                 # none, unlike BERT's 0.1: the chapters' claims hold either way (chapter 04's
+                                    # NSP and MLM gaps, run both ways), and without it TensorFlow compiles the step
+                                    # with XLA (bertlib.train.pretraining._use_xla): 40% less time a model (bench/RESULTS.md)
     "seed": 0,
     "precision": "float32",
 }
 # The library files a cached model depends on: a change to any of them retrains.
 _SOURCES = ("model/config.py", "model/layers.py", "model/backbone.py", "text/masking.py", "text/nsp.py",
-            "text/data.py", "text/tokenizer.py", "train/pretraining.py", "train/schedule.py", "train/precision.py",
-            "train/phases.py", "train/callbacks.py", "train/settings.py", "text/corpora.py")
+            "text/data.py", "text/tokenizer.py", "text/vocabulary.py", "train/pretraining.py", "train/schedule.py",
+            "train/precision.py", "train/phases.py", "train/callbacks.py", "train/settings.py", "text/corpora.py")
 # The layout of a cached model's folder and how it was trained; a new format never loads an older folder.
 # 2: trained by bertlib.train.pretraining.pretrain (1: a fit loop of this module's own).
 CACHE_FORMAT = 2
@@ -348,14 +350,14 @@ def _loaded_line(model, folder):
 
 
 def _tokenizer_for(settings, documents, folder):
-    from bertlib.text import data, tokenizer
+    from bertlib.text import data, tokenizer, vocabulary
 
     if settings["vocabulary_size"] is None:
         return data.default_tokenizer()
-    vocabulary = tokenizer.train_wordpiece_vocab([sentence for document in documents for sentence in document],
-                                                 settings["vocabulary_size"])
-    tokenizer.write_vocabulary(vocabulary, folder / "vocab.txt")
-    return tokenizer.WordPieceTokenizer(vocabulary)
+    pieces = vocabulary.train_wordpiece_vocab([sentence for document in documents for sentence in document],
+                                              settings["vocabulary_size"])
+    vocabulary.write_vocabulary(pieces, folder / "vocab.txt")
+    return tokenizer.WordPieceTokenizer(pieces)
 
 
 def _documents(corpus):

@@ -38,13 +38,13 @@ def test_setup_quiets_seeds_sizes_threads_and_says_what_runs():
     script = f"""
         import json, logging, os, random, warnings
         import bertlib_course as course
-        from bertlib.train import distribute
+        from bertlib.train import host
         report = course.setup(seed=3)
         first = random.random()
         course.setup(seed=3)
         print(json.dumps({{"report": report, "repeat": first == random.random(),
                           "env": {{name: os.environ.get(name) for name in {SET_BY_SETUP!r}}},
-                          "usable": distribute.usable_cpus(),
+                          "usable": host.usable_cpus(),
                           "tf_logger": logging.getLogger("tensorflow").level,
                           "ignored": sorted(str(f[1].pattern) for f in warnings.filters
                                             if f[0] == "ignore" and f[1] is not None)}}))

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 
-from bertlib.train import distribute, precision, pretraining
+from bertlib.train import host, precision, pretraining
 
 
 def write_cgroup(tmp_path, proc_line, files):
@@ -27,29 +27,29 @@ def write_cgroup(tmp_path, proc_line, files):
 
 def test_cgroup_v2_quota_is_read_in_cores(tmp_path):
     proc, root = write_cgroup(tmp_path, "0::/user.slice/job", {"user.slice/job/cpu.max": "150000 100000\n"})
-    assert distribute.cgroup_cpu_limit(proc, root) == 1.5
+    assert host.cgroup_cpu_limit(proc, root) == 1.5
 
 
 def test_cgroup_v2_without_a_limit(tmp_path):
     proc, root = write_cgroup(tmp_path, "0::/job", {"job/cpu.max": "max 100000\n", "cpu.max": "max 100000\n"})
-    assert distribute.cgroup_cpu_limit(proc, root) is None
+    assert host.cgroup_cpu_limit(proc, root) is None
 
 
 def test_cgroup_limit_of_a_parent_applies(tmp_path):
     # the process's own cgroup has no limit, the slice above it allows 2 cores
     proc, root = write_cgroup(tmp_path, "0::/slice/job", {"slice/job/cpu.max": "max 100000\n",
                                                           "slice/cpu.max": "200000 100000\n"})
-    assert distribute.cgroup_cpu_limit(proc, root) == 2.0
+    assert host.cgroup_cpu_limit(proc, root) == 2.0
 
 
 def test_cgroup_v1_cfs_quota(tmp_path):
     proc, root = write_cgroup(tmp_path, "4:cpu,cpuacct:/docker/abc\n3:memory:/docker/abc", {
         "cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "300000\n",
         "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"})
-    assert distribute.cgroup_cpu_limit(proc, root) == 3.0
+    assert host.cgroup_cpu_limit(proc, root) == 3.0
     proc, root = write_cgroup(tmp_path / "unlimited", "4:cpu:/", {"cpu/cpu.cfs_quota_us": "-1\n",
                                                                  "cpu/cpu.cfs_period_us": "100000\n"})
-    assert distribute.cgroup_cpu_limit(proc, root) is None
+    assert host.cgroup_cpu_limit(proc, root) is None
 
 
 @pytest.mark.parametrize("affinity, quota, expected", [
@@ -61,35 +61,35 @@ def test_cgroup_v1_cfs_quota(tmp_path):
 def test_usable_cpus_follow_affinity_and_quota(monkeypatch, affinity, quota, expected):
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the host's count must not leak in
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(affinity))
-    monkeypatch.setattr(distribute, "cgroup_cpu_limit", lambda: quota)
-    assert distribute.usable_cpus() == expected
+    monkeypatch.setattr(host, "cgroup_cpu_limit", lambda: quota)
+    assert host.usable_cpus() == expected
 
 
 def test_configure_cpu_sets_the_pools_from_usable_cpus(monkeypatch):
-    monkeypatch.setattr(distribute, "_CONFIGURED", {})
-    monkeypatch.setattr(distribute, "usable_cpus", lambda: 3)
+    monkeypatch.setattr(host, "_CONFIGURED", {})
+    monkeypatch.setattr(host, "usable_cpus", lambda: 3)
     for name in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
-    result = distribute.configure_cpu()
+    result = host.configure_cpu()
     assert (os.environ["TF_NUM_INTRAOP_THREADS"], os.environ["OMP_NUM_THREADS"],
             os.environ["TF_NUM_INTEROP_THREADS"]) == ("3", "3", "3")
     assert (result["intra_op"], result["inter_op"]) == (3, 3)
 
 
 def test_configure_cpu_keeps_what_the_user_set(monkeypatch):
-    monkeypatch.setattr(distribute, "_CONFIGURED", {})
-    monkeypatch.setattr(distribute, "usable_cpus", lambda: 3)
+    monkeypatch.setattr(host, "_CONFIGURED", {})
+    monkeypatch.setattr(host, "usable_cpus", lambda: 3)
     monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "5")
     monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "2")
-    result = distribute.configure_cpu()
+    result = host.configure_cpu()
     assert (result["intra_op"], result["inter_op"]) == (5, 2)
 
 
 def test_cpu_flags_are_read_from_cpuinfo(tmp_path):
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu avx2 avx512f avx512_bf16 amx_bf16\n")
-    assert {"avx512_bf16", "amx_bf16", "avx2"} <= distribute.cpu_flags(str(cpuinfo))
-    assert distribute.cpu_flags(str(tmp_path / "missing")) == set()
+    assert {"avx512_bf16", "amx_bf16", "avx2"} <= host.cpu_flags(str(cpuinfo))
+    assert host.cpu_flags(str(tmp_path / "missing")) == set()
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_bfloat16_probe_measures_the_float32_to_bfloat16_time_ratio(monkeypatch)
         return result
 
     monkeypatch.setattr(keras.ops, "matmul", timed_matmul)
-    speedup = distribute.bfloat16_matmul_speedup(size=8, rounds=5)
+    speedup = host.bfloat16_matmul_speedup(size=8, rounds=5)
     assert calls == {"float32": 6, "bfloat16": 6}  # one warm-up round, then five
     assert 2.5 < speedup < 3.2, speedup  # 60 / 20, give or take the sleeps' overshoot on a loaded machine
 

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import tensorflow as tf
 
-from bertlib.train import distribute
+from bertlib.train import distribute, host
 from tools.repo_paths import REPO_ROOT as REPO
 
 CORPUS_WORDS = ("tokens attend to the left and right context so masked words are predicted from both sides "
@@ -410,10 +410,10 @@ def test_jax_compile_cache_loads_programs_that_give_the_same_numbers(tmp_path):
     pytest.importorskip("jax")
     script = textwrap.dedent("""
         import hashlib, sys, jax, keras, numpy as np
-        from bertlib.train import distribute
+        from bertlib.train import host
         events = []
         jax.monitoring.register_event_listener(lambda name, **kw: events.append(name.rsplit("/", 1)[-1]))
-        print(distribute.configure_compile_cache())
+        print(host.configure_compile_cache())
         rng = np.random.default_rng(0)
         x, y = rng.normal(size=(32, 12)).astype("float32"), rng.integers(0, 3, 32).astype("int32")
         for model_number in range(1, int(sys.argv[1]) + 1 if sys.argv[1:] else 1):  # argv: how many models
@@ -448,4 +448,4 @@ def test_jax_compile_cache_loads_programs_that_give_the_same_numbers(tmp_path):
 
 
 def test_compile_cache_is_a_jax_setting():
-    assert distribute.configure_compile_cache() is None  # this process runs TensorFlow
+    assert host.configure_compile_cache() is None  # this process runs TensorFlow

@@ -14,8 +14,8 @@ from bertlib.text.tokenizer import (
     BERT_UNCASED_VOCAB,
     WordPieceTokenizer,
     basic_tokenize,
-    train_wordpiece_vocab,
 )
+from bertlib.text.vocabulary import train_wordpiece_vocab
 
 tokenizers = pytest.importorskip("tokenizers", reason="the `tokenizers` package (dev extra) is the reference")
 
