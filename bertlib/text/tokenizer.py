@@ -256,8 +256,8 @@ class WordPieceTokenizer:
                                  "each piece must appear once.")
             self._ids[token] = index
         if "[UNK]" not in self._ids:
-            raise ValueError("The vocabulary has no [UNK] token, so unknown words could not be encoded; "
-                             "add '[UNK]' to it (bertlib.text.vocabulary.train_wordpiece_vocab reserves it at id 1).")
+            raise ValueError("The vocabulary has no [UNK] token, so unknown words could not be encoded; add '[UNK]' "
+                             "to it (bertlib.text.vocabulary.train_wordpiece_vocab reserves it at id 1).")
         present = [token for token in SPECIAL_TOKENS if token in self._ids] + list(self.never_split)
         # Like the checkpoint's tokenizer.json, special tokens typed in the text are matched before normalizing
         # (longest first, so a never_split token that contains another one wins).
@@ -347,7 +347,8 @@ class WordPieceTokenizer:
     def _special_id(self, token):
         if token not in self._ids:
             raise ValueError(f"The vocabulary ({self._vocabulary_name()}) has no {token} token; BERT needs "
-                             f"{', '.join(SPECIAL_TOKENS)}. Train one with bertlib.text.vocabulary.train_wordpiece_vocab, which reserves them.")
+                             f"{', '.join(SPECIAL_TOKENS)}. Train one with "
+                             "bertlib.text.vocabulary.train_wordpiece_vocab, which reserves them.")
         return self._ids[token]
 
     @property

@@ -388,14 +388,16 @@ def _summary(progress, latest, start_step, seconds, placement, pretrainer):
 
 
 def _use_xla(placement, dropout):
-    """XLA everywhere but TensorFlow on a CPU with dropout. There XLA draws dropout's random masks so slowly that
-    a step takes 3x longer (a course tiny model, 2 layers, H=64, batch 32 x 64: 170 ms against 52 ms a step); without
-    dropout it pays (22 ms against 40 ms; bench/RESULTS.md). JAX always compiles."""
+    """XLA everywhere but TensorFlow on CPUs with dropout or with several replicas. With dropout XLA draws the
+    random masks so slowly that a step takes 2-4x longer (a course tiny model, 2 layers, H=64, batch 32 x 64: 122 ms
+    against 29-54 ms a step); without dropout it pays (24 ms against 41-47 ms; bench/tiny_pretrain.py). A
+    `MirroredStrategy` over logical CPUs keeps each replica's variables on its own device, which an XLA step cannot
+    read. JAX always compiles."""
     if keras.backend.backend() != "tensorflow":
         return "auto"
     if any(device != "CPU" for device in placement.devices):
         return "auto"
-    return not dropout
+    return not dropout and placement.num_replicas == 1
 
 
 def _predictions_for(max_predictions, seq_length, phase_length):

@@ -234,7 +234,8 @@ TINY_DEFAULTS = {
     "random_token_rate": 0.1,
     "dropout": 0.0,                 # none, unlike BERT's 0.1: the chapters' claims hold either way (chapter 04's
                                     # NSP and MLM gaps, run both ways), and without it TensorFlow compiles the step
-                                    # with XLA (bertlib.train.pretraining._use_xla): 40% less time a model (bench/RESULTS.md)
+                                    # with XLA (bertlib.train.pretraining._use_xla): about 40% less time a model
+                                    # (bench/RESULTS.md)
     "seed": 0,
     "precision": "float32",
 }

@@ -429,7 +429,7 @@ def test_tiny_model_key_covers_every_setting():
     for name, value in base.items():
         changed = {**base, name: (not value) if isinstance(value, bool) else
                    (value + 1 if isinstance(value, int) else
-                    value * 0.5 if isinstance(value, float) else None if value is not None else 1000)}
+                    (value * 0.5 or 0.1) if isinstance(value, float) else None if value is not None else 1000)}
         keys.add(evidence.tiny_key(changed))
     assert len(keys) == len(base) + 1  # every setting changes the key
     with pytest.raises(TypeError, match="unknown setting"):
