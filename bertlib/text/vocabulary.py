@@ -1,4 +1,5 @@
-"""Training a WordPiece vocabulary from text (§4.2: BERT's 30,000-piece vocabulary; Wu et al., 2016).
+"""Training a WordPiece vocabulary from text (§3: BERT uses WordPiece embeddings with a 30,000-token vocabulary;
+Wu et al., 2016).
 
 `train_wordpiece_vocab` learns the pieces `bertlib.text.tokenizer.WordPieceTokenizer` cuts words into, with
 BPE-style merges as Hugging Face's WordPiece trainer makes them; `write_vocabulary` saves them as `vocab.txt`.
