@@ -61,7 +61,7 @@ def restart(model, weights):
 
 def fast_compile(steps_per_call, xla=True):
     """The `compile()` options that make a tiny model's training step cheapest on this backend, for models
-    without dropout (chapters 03 and 08). Measured by `bench/tiny_step.py` (2 layers, hidden 64, batch 64 x 16) on
+    without dropout (chapters 01, 03 and 08). Measured by `bench/tiny_step.py` (2 layers, hidden 64, batch 64 x 16) on
     a quiet 2-core CPU: on TensorFlow, XLA with `steps_per_call` steps a call into the compiled step runs a step in
     10 ms, against 15 ms with the steps a call alone and 24 ms with Keras' defaults; JAX compiles every step already
     (12-13 ms; more steps a call do not pay); PyTorch's Keras runs one step a call (38 ms). With dropout, XLA on
@@ -70,9 +70,11 @@ def fast_compile(steps_per_call, xla=True):
 
     Args:
         steps_per_call: int, steps per call on TensorFlow; it must divide the steps of each `fit` epoch.
-        xla: bool, also compile the step with XLA on TensorFlow. It pays for chapter 03's grid (batch 64, one
-            model, 25,200 steps: 589 s down to about 380 s); chapter 08's runs (batch 32, three models) were slower
-            with it (116 s against 102 s for its twelve branch runs), so 08 passes False.
+        xla: bool, also compile the step with XLA on TensorFlow. XLA's compile takes seconds, so it pays for
+            long runs of one compiled model: chapter 03's grid (batch 64, one model, 25,200 steps: 589 s down to
+            about 380 s). Chapter 08's runs (batch 32, three models) were slower with it (116 s against 102 s for
+            its twelve branch runs), and chapter 01's telephone classifier (640 steps a model) gained nothing
+            (about 12.5 s a model against 10 s with the steps a call alone), so both pass False.
 
     Returns:
         dict of keyword arguments for `model.compile`.
