@@ -276,11 +276,18 @@ def tiny_settings(**settings):
 
 
 def tiny_key(settings):
-    """The cache key: a hash of the settings and of the library code that trains the model."""
+    """The cache key: a hash of the settings, of the Keras backend and of the library code that trains the model.
+
+    The backend is part of it because each backend trains to its own floats: without it, chapter 03's stored
+    TensorFlow run once showed a model that a JAX run had trained into the shared cache (bench/RESULTS.md).
+    """
+    import keras
+
     import bertlib
 
     package = Path(bertlib.__file__).resolve().parent
-    digest = hashlib.sha256(json.dumps({"format": CACHE_FORMAT, **settings}, sort_keys=True).encode())
+    digest = hashlib.sha256(json.dumps({"format": CACHE_FORMAT, "backend": keras.backend.backend(), **settings},
+                                       sort_keys=True).encode())
     for name in _SOURCES:
         digest.update((package / name).read_bytes())
     for function in (_pretrain_into, _tokenizer_for, _documents):  # this module's training code, not its printing

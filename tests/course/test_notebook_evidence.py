@@ -423,7 +423,7 @@ def test_timing_claim_asserts_only_in_full_mode(monkeypatch, capsys):
         evidence.timing_claim(False, "cache 8x faster")
 
 
-def test_tiny_model_key_covers_every_setting():
+def test_tiny_model_key_covers_every_setting(monkeypatch):
     base = evidence.tiny_settings()
     keys = {evidence.tiny_key(base)}
     for name, value in base.items():
@@ -432,6 +432,14 @@ def test_tiny_model_key_covers_every_setting():
                     (value * 0.5 or 0.1) if isinstance(value, float) else None if value is not None else 1000)}
         keys.add(evidence.tiny_key(changed))
     assert len(keys) == len(base) + 1  # every setting changes the key
+    import keras
+
+    backend = keras.backend.backend()
+    others = [name for name in ("tensorflow", "jax", "torch") if name != backend]
+    for other in others:  # a model trained on one backend is never loaded on another
+        monkeypatch.setattr(keras.backend, "backend", lambda other=other: other)
+        keys.add(evidence.tiny_key(base))
+    assert len(keys) == len(base) + 1 + len(others)
     with pytest.raises(TypeError, match="unknown setting"):
         evidence.tiny_settings(stepz=10)
 
