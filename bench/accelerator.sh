@@ -9,13 +9,14 @@
 #   ch00-tensorflow, ch00-jax  chapter 00 through tools/run_notebook.py, full mode, into OUT/<backend>/ (never
 #                              over the stored notebook); --smoke runs a two-cell stand-in the same way (course
 #                              set-up, the backend's name), since CI's nbval already runs chapter 00 on both
-#   step-time                  bench/step_time.py (bertlib against keras-hub, float32 and mixed bfloat16;
-#                              --smoke: 1 round of 1 step, float32, bertlib only)
+#   step-time                  bench/step_time.py (bertlib against keras-hub, float32 and mixed bfloat16, on
+#                              TensorFlow where it is installed, else JAX; --smoke: 1 round of 1 step, float32,
+#                              bertlib only)
 #   pretrain                   bench/pretrain_mfu.py: BERT-BASE, batch 256 x 128, mixed bfloat16, XLA, through
 #                              bertlib.train.pretraining.pretrain (the `bertlib pretrain` path): step time, tokens/s, MFU
 #                              against the chip's published peak (--smoke: the 2-layer tiny preset on the CPU)
 # Output: OUT (the device tool's folder) or build/accelerator: one log per part and summary.txt, which ends
-# with one line per part (`part NAME: ok|FAILED (...)|TIMED OUT (...) in S s`) and `mfu: X` when part 3 gave
+# with one line per part (`part NAME: ok|FAILED (...)|TIMED OUT (...)|NOT RUN (...) in S s`) and `mfu: X` when part 3 gave
 # one. Exit status: 0 when every part passed, else 1.
 #
 # Environment: BERTLIB_DATA (default: shared/data in this tree, else ../shared/data, as the Makefile);
@@ -25,7 +26,7 @@
 # used): the way to bring packages the machine lacks (bench/RESULTS.md, "bench/accelerator.sh").
 set -euo pipefail
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; }
 SMOKE=0
 for arg in "$@"; do
   case "$arg" in
@@ -47,7 +48,8 @@ if [[ -z "${PYTHON:-}" ]]; then
   if [[ -x .venv/bin/python ]]; then PYTHON=$ROOT/.venv/bin/python; else PYTHON=python3; fi
 fi
 if compgen -G ".whl/*.whl" >/dev/null; then  # carried wheels: install offline, outside the system's packages
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/accelerator-site .whl/*.whl
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/accelerator-site \
+    .whl/*.whl || echo "bench/accelerator.sh: installing the wheels in .whl/ failed (above); going on without them" >&2
   export PYTHONPATH=/tmp/accelerator-site${PYTHONPATH:+:$PYTHONPATH}
 fi
 export PYTHONPATH=$ROOT:$ROOT/course:$ROOT/coursekit${PYTHONPATH:+:$PYTHONPATH}  # the three packages from this tree, installed or not
@@ -70,15 +72,21 @@ nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for 
 PY
   then :; else echo "could not write the stand-in chapter $CHAPTER; its parts will fail" >&2; fi
   PRETRAIN_ARGS=(--preset tiny --batch-size 8 --seq-length 64 --steps 6 --log-every 2)
-else  # 8 minutes in all: 100 + 100 + 100 + 150 s, 5 s more each if killed, the rest for start-up
-  LIMIT_CH00=100 LIMIT_STEP=100 LIMIT_PRETRAIN=150
+else  # 8 minutes in all: 120 + 120 + 100 + 120 s at most, 5 s more each if killed, the rest for start-up
+  LIMIT_CH00=120 LIMIT_STEP=100 LIMIT_PRETRAIN=120
   CH00_MODE=(--full) STEP_ARGS=(--rounds 3 --steps 10) CHAPTER=notebooks/00_big_picture.ipynb
-  "$PYTHON" -c "import keras_hub" 2>/dev/null || STEP_ARGS+=(--libraries bertlib)
   PRETRAIN_ARGS=(--preset base --batch-size 256 --seq-length 128 --steps 60 --log-every 10)
 fi
 PRETRAIN_ARGS+=(--precision mixed_bfloat16 --json "$OUT_DIR/pretrain.json")
 [[ -n "${PEAK_TFLOPS:-}" ]] && PRETRAIN_ARGS+=(--peak-tflops "$PEAK_TFLOPS")
 [[ -n "${PRETRAIN_BACKEND:-}" ]] && PRETRAIN_ARGS+=(--backend "$PRETRAIN_BACKEND")
+installed() { "$PYTHON" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
+# step_time.py's backend: TensorFlow where it is installed (the CPU figures of bench/RESULTS.md), else JAX (the lent
+# GPU's image has JAX and no TensorFlow).
+if installed tensorflow; then STEP_BACKEND=tensorflow; else STEP_BACKEND=jax; fi
+if ((!SMOKE)); then  # keras-hub on that backend (it imports Keras), else bertlib alone
+  KERAS_BACKEND=$STEP_BACKEND "$PYTHON" -c "import keras_hub" 2>/dev/null || STEP_ARGS+=(--libraries bertlib)
+fi
 
 say "bench/accelerator.sh $( ((SMOKE)) && echo --smoke) at $(git rev-parse --short=12 HEAD 2>/dev/null || echo '?'), $(date -u +%FT%TZ)"
 say "python: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])' 2>&1)"
@@ -107,10 +115,13 @@ part() {
 }
 
 for backend in tensorflow jax; do
+  if ! installed "$backend"; then  # a part that cannot start: said at once, no time spent
+    say "part ch00-$backend: NOT RUN ($backend is not installed for $PYTHON) in 0.0 s"; FAILED=1; continue
+  fi
   part "ch00-$backend" "$LIMIT_CH00" "$PYTHON" tools/run_notebook.py "${CH00_MODE[@]}" --backend "$backend" \
     --output-dir "$OUT_DIR/$backend" "$CHAPTER"
 done
-part step-time "$LIMIT_STEP" "$PYTHON" bench/step_time.py "${STEP_ARGS[@]}"
+part step-time "$LIMIT_STEP" env KERAS_BACKEND="$STEP_BACKEND" "$PYTHON" bench/step_time.py "${STEP_ARGS[@]}"
 part pretrain "$LIMIT_PRETRAIN" "$PYTHON" bench/pretrain_mfu.py "${PRETRAIN_ARGS[@]}"
 
 for name in step-time pretrain; do  # the headlines, from the logs: the bench's `name: value` lines

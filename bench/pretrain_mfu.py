@@ -3,7 +3,8 @@
 Writes a small synthetic corpus on the spot (sentences of words drawn from the real uncased BERT vocabulary,
 blank lines between documents: the text-file format `bertlib pretrain --corpus` reads), then runs
 `bertlib.train.pretraining.pretrain(PretrainSettings(...))`, the function the `bertlib pretrain` command calls: the same
-data pipeline (NSP pairs, dynamic masking in tf.data), the same compiled `BertPretrainer` (AdamW of A.2,
+data pipeline (NSP pairs, dynamic masking in tf.data, or in numpy where TensorFlow is not installed), the same
+compiled `BertPretrainer` (AdamW of A.2,
 `jit_compile` as the library picks it: XLA on an accelerator, always on JAX) and the same `fit` loop and
 callbacks. Its progress records give each logged interval's wall time; the first interval holds the
 compilation and is left out, and the step time is the median of the others (seconds / steps of each).
@@ -23,8 +24,9 @@ it counts the embedding tables as if multiplied, so it gives a higher MFU. MFU =
     python bench/pretrain_mfu.py --preset base --batch-size 256 --steps 60 --log-every 10   # a GPU
     python bench/pretrain_mfu.py --preset tiny --batch-size 8 --seq-length 64 --steps 6 --log-every 2  # CPU
 
-`--backend` picks Keras' backend (default: tensorflow when it imports, else jax). bertlib's input pipeline is
-tf.data on every backend, so TensorFlow must import either way. Last line: `mfu: X` (a fraction).
+`--backend` picks Keras' backend (default: tensorflow when it is installed, else jax). Without TensorFlow (the
+JAX-only machine of a lent GPU, say), `pretrain` feeds `fit` from `bertlib.text.data.pretraining_batches`, numpy
+batches built in this process; the JSON says which input ran. Last line: `mfu: X` (a fraction).
 """
 
 import argparse
@@ -112,6 +114,23 @@ def measured_peak(dtype, size=1024, repeats=5):
     return 2 * size**3 / best
 
 
+def masking_seconds(tokenizer, args, batches=20):
+    """Seconds the numpy masker takes for one batch of this run's shape (median of `batches`): the input's own
+    cost, which numpy batches (no TensorFlow) put in the training loop's thread."""
+    import numpy as np
+
+    from bertlib.text.masking import MaskedLMMasker
+
+    masker = MaskedLMMasker.from_tokenizer(tokenizer, max_predictions=args.max_predictions)
+    token_ids = np.random.default_rng(0).integers(999, tokenizer.vocabulary_size, (args.batch_size, args.seq_length))
+    seconds = []
+    for number in range(batches):
+        started = time.perf_counter()
+        masker(token_ids, seed=(0, number))
+        seconds.append(time.perf_counter() - started)
+    return statistics.median(seconds)
+
+
 def on_gpu(backend):
     if backend == "jax":
         import jax
@@ -164,9 +183,6 @@ def main(argv=None):
     args = parse_args(argv)
     os.environ["KERAS_BACKEND"] = args.backend
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if importlib.util.find_spec("tensorflow") is None:
-        raise SystemExit("pretrain_mfu.py: TensorFlow does not import here; bertlib's pretraining input "
-                         "pipeline is tf.data on every backend (pip install bertlib[tensorflow]).")
     import keras
 
     from bertlib.text import data
@@ -195,13 +211,15 @@ def main(argv=None):
     achieved = flops / step_seconds
     figures = {"backend": args.backend, "preset": args.preset, "parameters": config.num_params(),
                "policy": result["policy"], "jit_compile": result["pretrainer"].jit_compile,
+               "input": "tf.data" if data.has_tensorflow() else "numpy (pretraining_batches)",
                "strategy": result["strategy"], "batch_size": args.batch_size, "seq_length": args.seq_length,
                "timed_steps": len(timed) * args.log_every, "step_seconds": step_seconds,
                "step_seconds_all": [round(r["seconds"] / args.log_every, 5) for r in records],
                "tokens_per_second": args.batch_size * args.seq_length / step_seconds,
                "step_tflop": flops / 1e12, "achieved_tflops": achieved / 1e12, "peak_tflops": peak_flops / 1e12,
                "peak_source": peak_source, "mfu": achieved / peak_flops,
-               "mfu_6n_estimate": course_flops / step_seconds / peak_flops, "final_loss": result["loss"]}
+               "mfu_6n_estimate": course_flops / step_seconds / peak_flops, "final_loss": result["loss"],
+               "mask_ms_per_batch": 1000 * masking_seconds(tokenizer, args)}
     print(json.dumps(figures), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
@@ -209,7 +227,8 @@ def main(argv=None):
           f"{args.batch_size} x {args.seq_length}: step {step_seconds * 1000:.1f} ms (median of "
           f"{len(timed)} intervals of {args.log_every}), {figures['tokens_per_second']:,.0f} tokens/s, "
           f"{achieved / 1e12:.3g} TFLOP/s of {peak_flops / 1e12:.4g} ({peak_source}); the 6N estimate would "
-          f"say MFU {figures['mfu_6n_estimate']:.3f}")
+          f"say MFU {figures['mfu_6n_estimate']:.3f}; input: {figures['input']}, masking a batch "
+          f"{figures['mask_ms_per_batch']:.1f} ms")
     print(f"step_ms: {step_seconds * 1000:.2f}")
     print(f"tokens_per_second: {figures['tokens_per_second']:.0f}")
     print(f"mfu: {figures['mfu']:.4f}")

@@ -56,26 +56,42 @@ def step_flops(layers, hidden, intermediate, vocabulary, batch, seq, predictions
 
 
 def matmul_peak(dtype, repeats=8):
-    """Best GFLOP/s of a TensorFlow matmul in `dtype` over the step's shapes and a large square one."""
-    import tensorflow as tf
-
+    """Best GFLOP/s of a compiled matmul in `dtype` on the backend's default device (a GPU where there is one), over
+    the step's shapes and a large square one."""
     tokens, rows, hidden = BATCH * SEQ, BATCH * PREDICTIONS, SIZE["hidden_dim"]
     shapes = [(tokens, hidden, 3 * hidden), (tokens, hidden, SIZE["intermediate_dim"]),
               (tokens, SIZE["intermediate_dim"], hidden), (rows, hidden, SIZE["vocabulary_size"]),
               (2048, 2048, 2048)]
-    matmul = tf.function(tf.matmul)
+    matmul, finish = compiled_matmul()
     best = {}
     for m, k, n in shapes:
-        a = tf.cast(tf.random.normal((m, k)), dtype)
-        b = tf.cast(tf.random.normal((k, n)), dtype)
-        matmul(a, b).numpy()
+        a = keras.ops.cast(keras.random.normal((m, k), seed=0), dtype)
+        b = keras.ops.cast(keras.random.normal((k, n), seed=1), dtype)
+        finish(matmul(a, b))
         seconds = []
         for _ in range(repeats):
             started = time.perf_counter()
-            matmul(a, b).numpy()
+            finish(matmul(a, b))
             seconds.append(time.perf_counter() - started)
         best[(m, k, n)] = 2 * m * k * n / min(seconds) / 1e9
     return max(best.values()), best
+
+
+def compiled_matmul():
+    """(the backend's compiled matmul, a function that waits until its result is computed)."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.function(tf.matmul), lambda result: result.numpy()
+    if backend == "jax":
+        import jax
+
+        return jax.jit(jax.numpy.matmul), lambda result: result.block_until_ready()
+    import torch
+
+    wait = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    return torch.matmul, lambda result: wait()
 
 
 def optimizer(library="keras_hub"):

@@ -3,6 +3,7 @@
 The flow is the one of the original `create_pretraining_data.py`, split so each step can be read alone:
 
     documents --(bertlib.text.nsp)--> instances --instances_to_arrays--> arrays --pretraining_dataset--> batches
+                                                                          \\--pretraining_batches--> numpy batches
                                                                           \\--write_tfrecords--> shards
     shards --read_tfrecords--> arrays (in memory)      shards --stream_tfrecords--> batches (any size)
     arrays --left_to_right_dataset--> next-token batches (the left-to-right baseline, no masking)
@@ -14,6 +15,8 @@ The flow is the one of the original `create_pretraining_data.py`, split so each 
 The command `bertlib data` builds the arrays from a corpus and writes them as sharded TFRecords.
 """
 
+import importlib.util
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -93,6 +96,14 @@ def build_pretraining_arrays(documents, tokenizer, max_seq_length=128, dupe_fact
     return {key: value[order] for key, value in arrays.items()}
 
 
+def has_tensorflow():
+    """Whether TensorFlow is installed (for tf.data), found without importing it."""
+    try:
+        return importlib.util.find_spec("tensorflow") is not None
+    except (ImportError, ValueError):  # a finder that refuses it, or `sys.modules["tensorflow"] = None`
+        return False
+
+
 def input_options():
     """The `tf.data.Options` of bertlib's training pipelines: on a machine with only CPUs, tf.data's autotuner
     is off.
@@ -127,6 +138,7 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     a fresh order and a fresh mask, two runs give the same batches, and `dataset.skip(n)` yields exactly the
     batches n, n+1, ... (resuming training after n steps). `start_batch=n` gives the same batches without
     computing the n skipped ones (`.skip(n)` masks each of them, about a millisecond per batch).
+    `pretraining_batches` is the same contract without TensorFlow.
 
     Args:
         arrays: dict of numpy arrays (see the module docstring), e.g. from `build_pretraining_arrays` or
@@ -144,20 +156,8 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     """
     import tensorflow as tf
 
-    missing = [key for key in SEQUENCE_KEYS + ("next_sentence_labels",) if key not in arrays]
-    if masker is None:
-        missing += [key for key in MASK_KEYS if key not in arrays]
-    if missing:
-        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS + ('next_sentence_labels',)}"
-                         + (" and a static mask (or pass a masker)" if masker is None else "") + ".")
-    if seed < 0 or start_batch < 0:
-        raise ValueError(f"seed={seed} and start_batch={start_batch} must be non-negative ints.")
+    keys, steps_per_epoch = _check_pretraining_input(arrays, batch_size, masker, seed, start_batch)
     count = len(arrays["token_ids"])
-    steps_per_epoch = count // batch_size
-    if batch_size < 1 or steps_per_epoch == 0:
-        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
-
-    keys = SEQUENCE_KEYS + ("next_sentence_labels",) + (MASK_KEYS if masker is None else ())
     columns = {key: tf.constant(arrays[key]) for key in keys}
     seq_length = arrays["token_ids"].shape[1]
 
@@ -182,6 +182,57 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     dataset = dataset.skip(start_batch - first_epoch * steps_per_epoch)  # index slices only: cheap
     dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
+
+
+def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
+    """`pretraining_dataset`'s batches as a generator of numpy dicts, for a machine without TensorFlow (a JAX or
+    PyTorch install): `fit` takes it on those backends. The same arguments, keys, dtypes and shapes, and the same
+    contract: a pure function of `seed` and the batch number, batch `b` masked with seed `(seed, b)`,
+    `start_batch=n` resuming at batch n. Only the shuffle differs: epoch `e` is numpy's
+    `default_rng((seed, e)).permutation`, not TensorFlow's stateless shuffle, so with `shuffle=False` the two
+    give the same batches and with shuffling each gives its own order. One process builds every batch (no
+    parallel map, no prefetch); JAX's asynchronous steps let the next batch be masked while the device
+    works on the last.
+
+    Example:
+    >>> batches = pretraining_batches(arrays, 32, MaskedLMMasker.from_tokenizer(tokenizer), seed=0)
+    >>> pretrainer.fit(map(pretraining_batch, batches), steps_per_epoch=100, epochs=3)
+    """
+    # Checked at the call, not at the first batch a `fit` asks for.
+    keys, steps_per_epoch = _check_pretraining_input(arrays, batch_size, masker, seed, start_batch)
+    count = len(arrays["token_ids"])
+    first_epoch = start_batch // steps_per_epoch
+
+    def batches():
+        for epoch in itertools.count(first_epoch) if repeat else range(first_epoch, 1):
+            order = np.random.default_rng((seed, epoch)).permutation(count) if shuffle else np.arange(count)
+            for batch_number in range(max(start_batch, epoch * steps_per_epoch), (epoch + 1) * steps_per_epoch):
+                first_row = (batch_number - epoch * steps_per_epoch) * batch_size
+                rows = order[first_row:first_row + batch_size]
+                features = {key: arrays[key][rows] for key in keys}
+                if masker is not None:
+                    features.update(masker(features["token_ids"], seed=(seed, batch_number)))
+                yield {key: np.asarray(value, np.float32 if key == "mask_weights" else np.int32)
+                       for key, value in features.items()}
+
+    return batches()
+
+
+def _check_pretraining_input(arrays, batch_size, masker, seed, start_batch):
+    """(the keys a batch gathers from `arrays`, batches per epoch), or a ValueError naming what is wrong."""
+    missing = [key for key in SEQUENCE_KEYS + ("next_sentence_labels",) if key not in arrays]
+    if masker is None:
+        missing += [key for key in MASK_KEYS if key not in arrays]
+    if missing:
+        raise ValueError(f"arrays lacks {missing}; expected {SEQUENCE_KEYS + ('next_sentence_labels',)}"
+                         + (" and a static mask (or pass a masker)" if masker is None else "") + ".")
+    if seed < 0 or start_batch < 0:
+        raise ValueError(f"seed={seed} and start_batch={start_batch} must be non-negative ints.")
+    count = len(arrays["token_ids"])
+    steps_per_epoch = count // batch_size
+    if batch_size < 1 or steps_per_epoch == 0:
+        raise ValueError(f"batch_size={batch_size} needs 1 <= batch_size <= the number of examples ({count}).")
+    return SEQUENCE_KEYS + ("next_sentence_labels",) + (MASK_KEYS if masker is None else ()), steps_per_epoch
 
 
 def left_to_right_dataset(arrays, batch_size, seed=0):

@@ -2,9 +2,10 @@
 
 A run trains at `seq_length` for most steps, then at `long_seq_length` for the last `long_fraction` of them
 (A.2: 128 for 90%, 512 for 10%); `phase_plan` cuts the steps, `phase_arrays` builds (or reads from TFRecords) the
-examples of each phase, `phase_dataset` batches them.
+examples of each phase, `phase_batches` batches them.
 """
 
+import functools
 from pathlib import Path
 
 
@@ -41,7 +42,7 @@ def load_documents(corpus):
 
 def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
     """One source per sequence length: `arrays` built from documents or read from `tfrecords:DIR[,LONG_DIR]`,
-    or with `stream` a `{"tfrecords": DIR, "static_mask": bool}` that `phase_dataset` streams."""
+    or with `stream` a `{"tfrecords": DIR, "static_mask": bool}` that `phase_batches` streams."""
     from bertlib.text import data
 
     names = check_corpus(corpus)
@@ -76,13 +77,21 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
             for seq_length in seq_lengths]
 
 
-def phase_dataset(source, batch_size, masker, seed, start_batch):
-    """The batches of one phase from a `phase_arrays` source: in memory, or streamed from TFRecords."""
+def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence):
+    """What `fit` trains one phase on, from a `phase_arrays` source: a tf.data pipeline of the examples in memory
+    or streamed from TFRecords, or, where TensorFlow is not installed, `data.pretraining_batches` (numpy, the same
+    batches in another shuffled order), each mapped by `pretraining_batch`."""
+    from bertlib.model.backbone import pretraining_batch
     from bertlib.text import data
 
+    for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)
     if "tfrecords" in source:
-        return data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch)
-    return data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch)
+        return data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed,
+                                     start_batch=start_batch).map(for_fit)
+    if not data.has_tensorflow():
+        batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch)
+        return (for_fit(batch) for batch in batches)  # a generator: what `fit` takes
+    return data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch).map(for_fit)
 
 
 def phase_plan(steps, long_fraction, seq_length, long_seq_length):

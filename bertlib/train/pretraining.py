@@ -47,7 +47,7 @@ import keras
 
 from bertlib.io import files
 from bertlib.io.files import atomic_write
-from bertlib.model.backbone import pretraining_batch
+from bertlib.text.data import has_tensorflow
 from bertlib.train import distribute, settings
 from bertlib.train.callbacks import (
     Checkpointing,
@@ -57,7 +57,7 @@ from bertlib.train.callbacks import (
     StopOnNaN,
     TensorBoardScalars,
 )
-from bertlib.train.phases import check_corpus, describe_corpus, phase_arrays, phase_dataset, phase_plan
+from bertlib.train.phases import check_corpus, describe_corpus, phase_arrays, phase_batches, phase_plan
 from bertlib.train.precision import PRECISIONS, set_precision
 from bertlib.train.schedule import make_optimizer, warmup_linear_decay
 from bertlib.train.settings import setting
@@ -277,8 +277,11 @@ def pretrain(settings_=None, /, *, tokenizer=None, config=None, on_progress=None
             say(f"pretraining {model_name} ({config.num_params():,} backbone parameters) for {run.steps} steps, "
                 f"batch {run.batch_size} over {placement.num_replicas} replica(s) ({placement.name}), "
                 f"policy {keras.config.dtype_policy().name}")
+        tensorboard = folder is not None and has_tensorflow()  # its event files are written by tf.summary
+        if folder is not None and not tensorboard and say:
+            say("TensorFlow is not installed: no TensorBoard logs (the result's history keeps every progress record)")
         callbacks = [StepCounter(progress), StopOnNaN(progress), ProgressLog(progress, on_progress, say),
-                     *([TensorBoardScalars(folder / "logs", progress)] if folder else []), checkpointing]
+                     *([TensorBoardScalars(folder / "logs", progress)] if tensorboard else []), checkpointing]
         started = time.perf_counter()
         train_phases(pretrainer, run, sources, tokenizer, start_step, progress, callbacks, placement)
         result = _summary(progress, latest, start_step, time.perf_counter() - started, placement, pretrainer)
@@ -362,9 +365,9 @@ def train_phases(pretrainer, run, sources, tokenizer, start_step, progress, call
             tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
             max_predictions=_predictions_for(run.max_predictions, run.seq_length, seq_length),
             mask_token_rate=run.mask_token_rate, random_token_rate=run.random_token_rate)
-        dataset = phase_dataset(source, run.batch_size, masker, seed=run.seed + index, start_batch=first - phase_start)
-        dataset = dataset.map(functools.partial(pretraining_batch, next_sentence=run.next_sentence))
-        if distribute.is_tpu(placement):
+        dataset = phase_batches(source, run.batch_size, masker, seed=run.seed + index,
+                                start_batch=first - phase_start, next_sentence=run.next_sentence)
+        if distribute.is_tpu(placement) and hasattr(dataset, "element_spec"):  # numpy batches: static by design
             distribute.check_static_shapes(dataset)
         progress.start_phase(index, seq_length, first, phase_end)
         pretrainer.fit(dataset, steps_per_epoch=run.log_interval,

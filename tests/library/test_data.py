@@ -137,6 +137,59 @@ def test_each_epoch_is_a_new_order_and_a_new_mask(arrays, masker):
     assert not np.array_equal(orders[0], orders[1])
 
 
+def test_numpy_batches_are_the_tf_data_batches_without_tensorflow(arrays, masker):
+    """`pretraining_batches` (no TensorFlow) against `pretraining_dataset`: unshuffled, the same batches to the
+    last bit, masks included, over two epochs and from a resumed start; shuffled, each epoch a permutation of
+    distinct rows in an order of its own, the same for the same seed, resumable at any batch."""
+    count = len(arrays["token_ids"])
+    steps_per_epoch = count // 8
+
+    def tf_batches(dataset, number):
+        return [{key: value.numpy() for key, value in batch.items()} for batch in dataset.take(number)]
+
+    def numpy_batches(generator, number):
+        return [next(generator) for _ in range(number)]
+
+    def same(first, second):
+        assert len(first) == len(second)
+        for a, b in zip(first, second):
+            assert sorted(a) == sorted(b)
+            for key in a:
+                assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+                np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+    for start in (0, steps_per_epoch + 2):
+        same(numpy_batches(data.pretraining_batches(arrays, 8, masker, seed=5, shuffle=False, start_batch=start),
+                           steps_per_epoch + 3),
+             tf_batches(data.pretraining_dataset(arrays, 8, masker, seed=5, shuffle=False, start_batch=start),
+                        steps_per_epoch + 3))
+    one_epoch = list(data.pretraining_batches(arrays, 8, masker, shuffle=False, repeat=False))
+    same(one_epoch, tf_batches(data.pretraining_dataset(arrays, 8, masker, shuffle=False, repeat=False), count))
+    static = dict(arrays, **masker(arrays["token_ids"], seed=0))  # a stored mask: no masker
+    same(list(data.pretraining_batches(static, 8, None, shuffle=False, repeat=False)),
+         tf_batches(data.pretraining_dataset(static, 8, None, shuffle=False, repeat=False), count))
+
+    indexed = dict(arrays, next_sentence_labels=np.arange(count, dtype=np.int32))
+    run = numpy_batches(data.pretraining_batches(indexed, 8, masker, seed=3), 2 * steps_per_epoch + 2)
+    orders = [np.concatenate([batch["next_sentence_labels"] for batch in run[epoch * steps_per_epoch:
+                                                                             (epoch + 1) * steps_per_epoch]])
+              for epoch in (0, 1)]
+    assert all(len(set(order.tolist())) == steps_per_epoch * 8 for order in orders)
+    assert not np.array_equal(orders[0], orders[1]) and not np.array_equal(orders[0], np.arange(len(orders[0])))
+    tf_order = np.concatenate([batch["next_sentence_labels"] for batch in tf_batches(
+        data.pretraining_dataset(indexed, 8, masker, seed=3), steps_per_epoch)])
+    assert not np.array_equal(orders[0], tf_order)  # numpy's shuffle, not TensorFlow's
+    same(numpy_batches(data.pretraining_batches(indexed, 8, masker, seed=3), 2 * steps_per_epoch + 2), run)
+    same(numpy_batches(data.pretraining_batches(indexed, 8, masker, seed=3, start_batch=steps_per_epoch + 1), 3),
+         run[steps_per_epoch + 1:steps_per_epoch + 4])
+    assert not np.array_equal(next(data.pretraining_batches(indexed, 8, masker, seed=4))["next_sentence_labels"],
+                              run[0]["next_sentence_labels"])
+    with pytest.raises(ValueError, match="static mask"):  # at the call, before any batch is asked for
+        data.pretraining_batches(arrays, 8, None)
+    with pytest.raises(ValueError, match="batch_size"):
+        data.pretraining_batches(arrays, count + 1, masker)
+
+
 def test_dataset_bad_input_is_a_clear_error(arrays, masker):
     with pytest.raises(ValueError, match="batch_size"):
         data.pretraining_dataset(arrays, len(arrays["token_ids"]) + 1, masker)

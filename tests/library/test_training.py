@@ -355,6 +355,57 @@ def test_jax_backend_pretrains_with_data_parallel(small_run, tmp_path):
     assert json.loads((tmp_path / "latest.json").read_text())["step"] == 10
 
 
+
+@pytest.mark.slow
+def test_jax_without_tensorflow_pretrains_and_resumes_after_a_crash_like_an_unbroken_run(small_run, tmp_path):
+    """A JAX install without TensorFlow (a lent GPU's image; Colab before its install cell): `pretrain` feeds `fit`
+    numpy batches, writes checkpoints without TensorBoard logs, learns, and a run that crashed after its first
+    checkpoint resumes to the same weights and optimizer state, bit for bit, as a run never interrupted. In the
+    subprocess TensorFlow cannot be imported (a meta-path blocker), so an import of it anywhere on the way fails."""
+    script = textwrap.dedent(f"""
+        import importlib.abc, json, sys
+
+        class NoTensorFlow(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] in ("tensorflow", "tensorboard", "tf_keras"):
+                    raise ModuleNotFoundError(f"No module named {{name!r}} (blocked)", name=name)
+
+        sys.meta_path.insert(0, NoTensorFlow())
+        import numpy as np
+        from bertlib.train import pretraining
+
+        run = dict({small_run!r}, steps=20, verbose=False)
+
+        def crash_after_the_first_checkpoint(record):
+            if record["step"] == 15:
+                raise KeyboardInterrupt
+
+        try:
+            pretraining.pretrain(checkpoint_dir={str(tmp_path / "run")!r}, on_progress=crash_after_the_first_checkpoint,
+                                 **run)
+        except KeyboardInterrupt:
+            pass
+        crashed_at = json.load(open({str(tmp_path / "run" / "latest.json")!r}))["step"]
+        resumed = pretraining.pretrain(checkpoint_dir={str(tmp_path / "run")!r}, **run)
+        unbroken = pretraining.pretrain(checkpoint_dir={str(tmp_path / "reference")!r}, **run)
+        with np.load(resumed["checkpoint"]) as stored, np.load(unbroken["checkpoint"]) as reference:
+            different = [key for key in reference.files
+                         if key != "state" and not np.array_equal(stored[key], reference[key])]
+        import keras
+        print(json.dumps({{"backend": keras.backend.backend(), "crashed_at": crashed_at,
+                          "resumed_from": resumed["resumed_from"], "step": resumed["step"], "different": different,
+                          "first_loss": unbroken["history"][0]["mlm_loss"], "mlm_loss": unbroken["mlm_loss"],
+                          "tensorflow_loaded": sorted(name for name in sys.modules if name.startswith("tensorflow"))}}))
+    """)
+    completed = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                               env=dict(_environment(), KERAS_BACKEND="jax"), cwd=REPO, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert result == {**result, "backend": "jax", "crashed_at": 10, "resumed_from": 10, "step": 20, "different": [],
+                      "tensorflow_loaded": []}
+    assert math.isfinite(result["mlm_loss"]) and result["mlm_loss"] < result["first_loss"]
+    assert (tmp_path / "run" / "backbone.keras").is_file() and not (tmp_path / "run" / "logs").exists()
+
 # Settings objects, the folder lock, advice that loses nothing, checkpoints keyed by path, no global state ------
 
 def test_settings_make_the_command_line_and_the_record():
