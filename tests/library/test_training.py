@@ -355,10 +355,9 @@ def test_jax_backend_pretrains_with_data_parallel(small_run, tmp_path):
     assert json.loads((tmp_path / "latest.json").read_text())["step"] == 10
 
 
-
 @pytest.mark.slow
 def test_jax_without_tensorflow_pretrains_and_resumes_after_a_crash_like_an_unbroken_run(small_run, tmp_path):
-    """A JAX install without TensorFlow (a lent GPU's image; Colab before its install cell): `pretrain` feeds `fit`
+    """A JAX install without TensorFlow (such as the lent H200's image): `pretrain` feeds `fit`
     numpy batches, writes checkpoints without TensorBoard logs, learns, and a run that crashed after its first
     checkpoint resumes to the same weights and optimizer state, bit for bit, as a run never interrupted. In the
     subprocess TensorFlow cannot be imported (a meta-path blocker), so an import of it anywhere on the way fails."""
@@ -405,6 +404,7 @@ def test_jax_without_tensorflow_pretrains_and_resumes_after_a_crash_like_an_unbr
                       "tensorflow_loaded": []}
     assert math.isfinite(result["mlm_loss"]) and result["mlm_loss"] < result["first_loss"]
     assert (tmp_path / "run" / "backbone.keras").is_file() and not (tmp_path / "run" / "logs").exists()
+
 
 # Settings objects, the folder lock, advice that loses nothing, checkpoints keyed by path, no global state ------
 
