@@ -100,6 +100,14 @@ class Placement:
     def num_replicas_in_sync(self):  # the tf.distribute spelling, so a Placement goes where a strategy went
         return self.num_replicas
 
+    @property
+    def opened(self):
+        """What `with placement:` opens, in words: "tf.distribute <strategy>" on TensorFlow,
+        "keras.distribution.DataParallel" on JAX with several devices, None where nothing is opened."""
+        if self.strategy is not None:
+            return f"tf.distribute {strategy_name(self.strategy)}"
+        return "keras.distribution.DataParallel" if self.distribution is not None else None
+
     def __enter__(self):
         if self.strategy is not None:
             scope = self.strategy.scope()

@@ -187,6 +187,7 @@ def test_distributed_on_one_tensorflow_device(mocked_tpu):
         assert (placement.name, placement.num_replicas, placement.backend) == ("one-device", 1, "tensorflow")
         assert placement.strategy is tf.distribute.get_strategy() and placement.devices == ("CPU",)
         assert placement.distribution is None and not distribute.is_tpu(placement)
+        assert placement.opened == "tf.distribute default (one device)"
     assert distribute.per_replica_batch_size(8, placement) == 8
 
 
@@ -205,6 +206,7 @@ def test_distributed_opens_the_tpu_strategy_scope(mocked_tpu, monkeypatch):
     placement = distribute.distributed("auto")
     assert (placement.name, placement.num_replicas, placement.devices) == ("tpu", 8, ("TPU",) * 8)
     assert isinstance(placement.strategy, TPUStrategy) and distribute.is_tpu(placement)
+    assert placement.opened == "tf.distribute TPUStrategy"
     with placement as entered:
         assert entered is placement and scopes == ["enter"]
         with placement:  # a later cell may open it again, even inside
@@ -221,9 +223,9 @@ def test_distributed_mirrors_two_cpu_replicas_in_a_fresh_process():
         with distribute.distributed("mirrored-cpu") as placement:
             inside = tf.distribute.get_strategy() is placement.strategy
         print(placement.name, placement.num_replicas, ",".join(placement.devices), inside,
-              tf.distribute.has_strategy())
+              tf.distribute.has_strategy(), placement.opened)
     """)
-    assert _run_script(script, "tensorflow")[-1] == "mirrored 2 CPU,CPU True False"
+    assert _run_script(script, "tensorflow")[-1] == "mirrored 2 CPU,CPU True False tf.distribute MirroredStrategy"
 
 
 def _run_script(script, backend, devices=None, timeout=400, env=(), argv=()):
@@ -260,8 +262,9 @@ def test_distributed_on_eight_simulated_jax_devices():
             mesh = dict(layer.kernel.value.sharding.mesh.shape)
         print(placement.name, placement.num_replicas, set(placement.devices), type(inside).__name__,
               nested is inside, after_nested is inside, before, keras.distribution.distribution(), mesh)
+        print(placement.opened)
         one = distribute.distributed("cpu")
-        print(one.name, one.num_replicas, one.distribution)
+        print(one.name, one.num_replicas, one.distribution, one.opened)
         for kind, tpu in (("tpu", None), ("multiworker", None), ("auto", "my-pod")):
             try:
                 distribute.distributed(kind, tpu)
@@ -269,8 +272,9 @@ def test_distributed_on_eight_simulated_jax_devices():
                 print(str(error).split(",")[0].split(".")[0])
     """)
     lines = _run_script(script, "jax", devices=8)
-    assert lines[-5] == ("jax-data-parallel 8 {'CPU'} DataParallel True True None None {'batch': 8}")
-    assert lines[-4] == "one-device 1 None"
+    assert lines[-6] == ("jax-data-parallel 8 {'CPU'} DataParallel True True None None {'batch': 8}")
+    assert lines[-5] == "keras.distribution.DataParallel"
+    assert lines[-4] == "one-device 1 None None"
     assert lines[-3].startswith("strategy 'tpu' needs a TPU")
     assert lines[-2] == "strategy 'multiworker' is TensorFlow's (TF_CONFIG)"
     assert lines[-1].startswith("On the JAX backend the TPU is the one JAX sees")
@@ -298,14 +302,15 @@ def test_distributed_on_torch_is_one_device():
     script = textwrap.dedent("""
         from bertlib.train import distribute
         with distribute.distributed() as placement:
-            print(placement.name, placement.num_replicas, placement.strategy, placement.distribution)
+            print(placement.name, placement.num_replicas, placement.strategy, placement.distribution,
+                  placement.opened)
         try:
             distribute.distributed("tpu")
         except RuntimeError as error:
             print(error)
     """)
     lines = _run_script(script, "torch")
-    assert lines[-2] == "torch 1 None None"
+    assert lines[-2] == "torch 1 None None None"
     assert lines[-1].startswith("strategy 'tpu' is not available on the PyTorch backend")
 
 
