@@ -78,7 +78,7 @@ def matmul_peak(dtype, repeats=8):
 
 
 def compiled_matmul():
-    """(the backend's compiled matmul, a function that waits until its result is computed)."""
+    """(the backend's matmul, compiled on TensorFlow and JAX; a function that waits until its result is computed)."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
         import tensorflow as tf
