@@ -30,7 +30,6 @@ batches built in this process; the JSON says which input ran. Last line: `mfu: X
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -177,7 +176,9 @@ def parse_args(argv=None):
     if args.peak_tflops is not None and not args.peak_tflops > 0:
         parser.error(f"--peak-tflops must be positive, got {args.peak_tflops}.")
     if args.backend == "auto":
-        args.backend = "tensorflow" if importlib.util.find_spec("tensorflow") else "jax"
+        from bertlib.text.data import has_tensorflow  # imports no Keras: the backend is still to be chosen
+
+        args.backend = "tensorflow" if has_tensorflow() else "jax"
     return args
 
 
