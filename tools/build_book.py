@@ -203,7 +203,9 @@ def main(argv=None):
     characters = lay_out_sources(src, args.mathjax.resolve())
     if html.exists():
         shutil.rmtree(html)
-    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q",
+    # -W: a warning fails the build (a malformed docstring renders as a broken link in the API pages);
+    # --keep-going lists them all first.
+    command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
                "-d", str(args.out / "doctrees"), str(src), str(html)]
     result = subprocess.run(command, cwd=REPO, env={**os.environ, "BERTLIB_REPO_ROOT": str(REPO)})
     if result.returncode != 0:

@@ -8,6 +8,7 @@ builds its head, compiles, scores dev and writes its predictions) with the model
 loop, and returns the dev metrics; with a grid it runs appendix A.3's search and keeps the best run on dev.
 
 INIT is one of:
+
 - a preset name ("tiny", ..., "base"): random initialization, the real uncased vocabulary;
 - a `.keras` file from `bertlib pretrain` (a BertBackbone, a BertPretrainer or any model with a `.backbone`),
   with the `vocab.txt` beside it (else the real uncased vocabulary);

@@ -1,6 +1,6 @@
 """Pretraining data: NSP instances as arrays, a tf.data pipeline with dynamic masking, and TFRecords (§3, A.2).
 
-The flow is the one of the original `create_pretraining_data.py`, split so each step can be read alone:
+The flow is the one of the original `create_pretraining_data.py`, split so each step can be read alone::
 
     documents --(bertlib.text.nsp)--> instances --instances_to_arrays--> arrays --pretraining_dataset--> batches
                                                                           \\--pretraining_batches--> numpy batches

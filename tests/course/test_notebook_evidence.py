@@ -502,3 +502,14 @@ def test_code_fingerprint_sees_code_cells_and_only_them():
     assert code_fingerprint(notebook) != before
     notebook["cells"][1]["source"] = "x = 1\nprint(x)"  # a list or one string: the same code
     assert code_fingerprint(notebook) == before
+
+
+def test_tiny_model_key_reads_code_not_docstrings():
+    code = 'def f(x):\n    """Doubles."""\n    return 2 * x  # twice\n'
+    assert evidence.code_of(code) == evidence.code_of('def f(x):\n    """Twice x."""\n    return 2 * x\n')
+    assert evidence.code_of(code) == evidence.code_of('def f(x):\n    return 2 * x\n')
+    assert evidence.code_of(code) != evidence.code_of('def f(x):\n    """Doubles."""\n    return 3 * x\n')
+    # a string later in a body is a statement like any other: it is code
+    assert evidence.code_of('def f():\n    x = 1\n    "a"\n') != evidence.code_of('def f():\n    x = 1\n    "b"\n')
+    assert evidence.code_of('"""Module."""\nA = 1\n') == evidence.code_of('"""Other words."""\nA = 1\n')
+    assert evidence.code_of('class C:\n    "doc"\n') == evidence.code_of('class C:\n    pass\n')
