@@ -32,15 +32,15 @@ def get_strategy(kind="auto", tpu=None):
     Args:
         kind: str, defaults to "auto". One of:
 
-            - "tpu": a TPU found with `TPUClusterResolver`: `tpu=None` or "" finds a Colab TPU (from the
+            - `"tpu"`: a TPU found with `TPUClusterResolver`: `tpu=None` or "" finds a Colab TPU (from the
               environment variables `COLAB_TPU_ADDR` or `TPU_NAME`), "local" is the TPU of a Cloud TPU VM,
               any other string is the name (or grpc:// address) of a TPU or TPU Pod slice;
-            - "gpus": `MirroredStrategy` over every local GPU;
-            - "multiworker": `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
-            - "mirrored-cpu": `MirroredStrategy` over the logical CPUs (split first with
+            - `"gpus"`: `MirroredStrategy` over every local GPU;
+            - `"multiworker"`: `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
+            - `"mirrored-cpu"`: `MirroredStrategy` over the logical CPUs (split first with
               `split_cpu(n)`, before TensorFlow starts), for tests of the multi-replica path;
-            - "cpu": one device, TensorFlow's default strategy (no replicas, no wrapping);
-            - "auto": the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
+            - `"cpu"`: one device, TensorFlow's default strategy (no replicas, no wrapping);
+            - `"auto"`: the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
 
         tpu: str or None, the TPU to use for "tpu" (and for "auto", where a value forces the TPU).
 
