@@ -16,17 +16,18 @@ hands in (a score's name, a baseline, a direction, a timing claim) are its figur
 Numbers print alike in both languages, and the English is the one the notebooks' stored outputs show.
 """
 
-import ast
 import dataclasses
 import functools
 import hashlib
 import inspect
+import io
 import json
 import math
 import os
 import shutil
 import textwrap
 import time
+import tokenize
 import unicodedata
 from pathlib import Path
 from typing import NamedTuple
@@ -298,16 +299,21 @@ def tiny_key(settings):
 
 
 def code_of(source):
-    """Python source as its syntax tree without docstrings: what runs, so a reworded docstring or comment
-    (the API reference is built from them) keeps the cached models, and any change to the code retrains."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    """Python source as its tokens without comments and without statements that are only a string (docstrings):
+    what runs, so a reworded docstring or comment (the API reference is built from them) keeps the cached models,
+    and any change to the code retrains. Tokens, not `ast.parse`: Python 3.11's parser fails when another thread
+    parses at the same moment ("AST constructor recursion depth mismatch"; TensorFlow's autograph parses too)."""
+    kept, line = [], []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.COMMENT, tokenize.NL):
+            continue
+        line.append((tokenize.tok_name[token.type], token.string))
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            layout = [t for t in line if t[0] in ("INDENT", "DEDENT")]
+            rest = [t for t in line if t[0] not in ("INDENT", "DEDENT", "NEWLINE", "ENDMARKER")]
+            kept.extend(layout if rest and all(t[0] == "STRING" for t in rest) else line)
+            line = []
+    return "\n".join(f"{kind} {text!r}" for kind, text in kept)
 
 
 def tiny_pretrained(verbose=True, **settings):

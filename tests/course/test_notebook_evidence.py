@@ -509,7 +509,29 @@ def test_tiny_model_key_reads_code_not_docstrings():
     assert evidence.code_of(code) == evidence.code_of('def f(x):\n    """Twice x."""\n    return 2 * x\n')
     assert evidence.code_of(code) == evidence.code_of('def f(x):\n    return 2 * x\n')
     assert evidence.code_of(code) != evidence.code_of('def f(x):\n    """Doubles."""\n    return 3 * x\n')
-    # a string later in a body is a statement like any other: it is code
-    assert evidence.code_of('def f():\n    x = 1\n    "a"\n') != evidence.code_of('def f():\n    x = 1\n    "b"\n')
+    # a statement that is only a string does nothing, wherever it stands
+    assert evidence.code_of('def f():\n    x = 1\n    "a"\n') == evidence.code_of('def f():\n    x = 1\n    "b"\n')
     assert evidence.code_of('"""Module."""\nA = 1\n') == evidence.code_of('"""Other words."""\nA = 1\n')
-    assert evidence.code_of('class C:\n    "doc"\n') == evidence.code_of('class C:\n    pass\n')
+    assert evidence.code_of('class C:\n    "doc"\n    x = 1\n') == evidence.code_of('class C:\n    x = 1\n')
+    assert evidence.code_of('x = 1  # one\n\n\n') == evidence.code_of('x = 1\n')
+    assert evidence.code_of('x = "a"\n') != evidence.code_of('x = "b"\n')  # a string that is a value is code
+    assert evidence.code_of('if a:\n    b()\nc()\n') != evidence.code_of('if a:\n    b()\n    c()\n')  # blocks count
+    for name in ("train/pretraining.py", "text/data.py"):  # the library's own files, every docstring reworded
+        source = (Path(evidence.__file__).parents[2] / "bertlib" / name).read_text(encoding="utf-8")
+        reworded = _reword_docstrings(source)
+        assert reworded.count('"""Reworded."""') > 5
+        assert evidence.code_of(reworded) == evidence.code_of(source)
+        assert evidence.code_of(reworded.replace(" == ", " != ", 1)) != evidence.code_of(source)
+
+
+def _reword_docstrings(source):
+    """`source` with each docstring (found by Python's own parser) replaced by another one."""
+    lines = source.encode("utf-8").splitlines(keepends=True)
+    spans = [node.body[0] for node in ast.walk(ast.parse(source))
+             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body
+             and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+             and isinstance(node.body[0].value.value, str)]
+    for doc in sorted(spans, key=lambda node: (node.lineno, node.col_offset), reverse=True):
+        head, tail = lines[doc.lineno - 1][:doc.col_offset], lines[doc.end_lineno - 1][doc.end_col_offset:]
+        lines[doc.lineno - 1:doc.end_lineno] = [head + b'"""Reworded."""' + tail]
+    return b"".join(lines).decode("utf-8")
