@@ -100,19 +100,10 @@ def step_flops(config, batch, seq_length, predictions, next_sentence):
 
 def measured_peak(dtype, size=1024, repeats=5):
     """Best FLOP/s of a `size`^3 matmul in `dtype` on the backend's default device, timed as `step_time.py` times
-    its peak (the backend's compiled matmul, waited for on the device, no copy back)."""
-    import keras
+    its peak (`step_time.matmul_flops`)."""
     import step_time
 
-    matmul, finish = step_time.compiled_matmul()
-    a = keras.ops.cast(keras.random.normal((size, size), seed=0), dtype)
-    finish(matmul(a, a))
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        finish(matmul(a, a))
-        best = min(best, time.perf_counter() - started)
-    return 2 * size**3 / best
+    return step_time.matmul_flops(size, size, size, dtype, repeats)
 
 
 def masking_seconds(tokenizer, args, batches=20):
