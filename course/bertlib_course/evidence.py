@@ -298,6 +298,7 @@ def tiny_key(settings):
     return digest.hexdigest()[:16]
 
 
+@functools.cache  # the same files on every call of tiny_key: tokenized once a process
 def code_of(source):
     """Python source as its tokens without comments and without statements that are only a string (docstrings):
     what runs, so a reworded docstring or comment (the API reference is built from them) keeps the cached models,
