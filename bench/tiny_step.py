@@ -12,10 +12,12 @@ Each round runs `--steps` steps through `fit` on those arrays (one epoch of `--s
 (TensorFlow by default); CPU threads are set by `bertlib.train.host.configure_cpu()`, as the course does.
 
     KERAS_BACKEND=jax python bench/tiny_step.py [--rounds 7] [--steps 100] [--jit-compile auto]
-        [--dropout 0.1] [--steps-per-execution 1]
+        [--dropout 0.1] [--steps-per-execution 1] [--torch-threads N]
 
 `--dropout 0` and `--steps-per-execution N` time the two cuts chapters 03 and 08 use for their toy grids
 (TensorFlow draws a dropout mask in about 0.7 ms at this size; N steps a call into the compiled step).
+`--torch-threads 1` times PyTorch's step on one CPU thread, as `bertlib_course.toys.one_cpu_thread()` runs the
+chapters' toy models there (the default: the threads `configure_cpu` gives PyTorch, the usable cores).
 
 Last line: `tiny_step_ms: X`.
 """
@@ -72,15 +74,27 @@ def main():
     parser.add_argument("--jit-compile", default="auto", help="auto, true or false")
     parser.add_argument("--dropout", type=float, default=0.1, help="the model's dropout rate (the default's 0.1)")
     parser.add_argument("--steps-per-execution", type=int, default=1, help="steps per call into the compiled step")
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="PyTorch's CPU threads for the timed steps (PyTorch only; default: configure_cpu's)")
     args = parser.parse_args()
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile.lower()]
+    torch_threads = None
+    if args.torch_threads is not None:
+        if keras.backend.backend() != "torch" or args.torch_threads < 1:
+            parser.error(f"--torch-threads needs KERAS_BACKEND=torch and a count of at least 1, got backend "
+                         f"{keras.backend.backend()!r} and {args.torch_threads}")
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+        torch_threads = torch.get_num_threads()
     x, y, w = arrays(args.steps)
     model = build(jit, args.dropout, args.steps_per_execution)
     fit = dict(batch_size=BATCH, epochs=1, verbose=0, shuffle=False)
     history = model.fit(x, y, sample_weight=w, **fit)  # trace / compile outside the rounds
     print(f"backend {keras.backend.backend()}, jit_compile {args.jit_compile} (resolved {model.jit_compile}), "
           f"dropout {args.dropout}, steps_per_execution {args.steps_per_execution}, "
-          f"threads {THREADS}, load average {os.getloadavg()}; history keys {sorted(history.history)}")
+          f"threads {THREADS}, PyTorch's threads {torch_threads or 'as configured'}, load average {os.getloadavg()}; "
+          f"history keys {sorted(history.history)}")
     times, cpu = [], []
     for index in range(args.rounds):
         started, cpu_started = time.perf_counter(), time.process_time()

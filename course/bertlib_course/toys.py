@@ -12,6 +12,8 @@ Example:
 'w16 w19 w21 w23 w24 w25 w26 w27 w28 w29 w32 w34 w37 w39'
 """
 
+import contextlib
+
 import numpy as np
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -85,6 +87,35 @@ def fast_compile(steps_per_call, xla=True):
         return {}
     return {"jit_compile": True, "steps_per_execution": steps_per_call} if xla else \
         {"steps_per_execution": steps_per_call}
+
+
+@contextlib.contextmanager
+def one_cpu_thread():
+    """Run the block's PyTorch operations on one CPU thread, then give back the threads it had.
+
+    PyTorch splits each operation across its CPU threads. A tiny model's operations are too small for that to pay
+    (a 1,024 x 64 by 64 x 64 matmul takes microseconds, about what waking a second thread costs), so its step runs
+    faster on one thread: `bench/tiny_step.py --torch-threads 1` (2 layers, hidden 64, batch 64 x 16, no dropout)
+    on a quiet 2-core CPU, 20.1-20.2 ms a step against 27.6-27.9 ms on both threads, and 20 ms of CPU time
+    against 29 (bench/RESULTS.md). Chapter 08's 1,000-step toy run took 17.7 s against 25.5 s, with the same
+    readings. A BERT-sized step wants both threads (MiniLM's size, batch 16 x 128: 2.4 s a step on one against
+    1.4-1.5 s on two), so the chapters scope this to their tiny models' training. TensorFlow and JAX size their
+    thread pools when they start (`bertlib.train.host.configure_cpu`) and cannot change them later, so there the
+    block runs as it is; their tiny steps are compiled instead (`fast_compile`).
+    """
+    import keras
+
+    if keras.backend.backend() != "torch":
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def branch_probe(pretrainer, test_inputs, targets, wrong):

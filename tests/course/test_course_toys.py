@@ -1,6 +1,11 @@
 """`bertlib_course.toys`: the ring language is the walk the chapters describe, and a restarted model is a fresh one."""
 
+import json
+import os
 import random
+import subprocess
+import sys
+import textwrap
 
 import keras
 import numpy as np
@@ -8,6 +13,7 @@ import numpy as np
 from bertlib import BertBackbone, BertConfig, BertPretrainer
 from bertlib.train import schedule
 from bertlib_course import toys
+from tools.repo_paths import REPO_ROOT
 
 
 def test_ring_sentences_are_walks_of_one_to_three_steps():
@@ -82,3 +88,64 @@ def test_fast_compile_trains_the_same_steps_as_kerass_defaults():
     assert not all(np.array_equal(a, b) for a, b in zip(trained[0], start))  # it trained
     for default, fast in zip(*trained):
         np.testing.assert_allclose(fast, default, rtol=1e-4, atol=1e-5)
+
+
+def test_one_cpu_thread_on_pytorch_trains_the_same_steps_and_gives_the_threads_back():
+    """On PyTorch the block runs on one thread and the process gets its threads back after it, also when the block
+    raises; 20 steps of a dropout-free tiny pretrainer inside it end where the same steps on both threads end. On
+    TensorFlow (this process) the block runs as it is."""
+    with toys.one_cpu_thread():
+        pass  # a no-op here: TensorFlow's pools are fixed when it starts
+    script = """
+        import json
+        import bertlib_course as course
+        course.setup(seed=0)
+        import numpy as np, torch
+        from bertlib import BertBackbone, BertConfig, BertPretrainer
+        from bertlib.model import pretraining_batch
+        from bertlib.text import data
+        from bertlib.text.masking import MaskedLMMasker
+        from bertlib.train import schedule
+        from bertlib_course import toys
+
+        config = BertConfig(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=45,
+                            max_sequence_length=16, dropout=0.0)
+        start = toys.initial_weights(config, seed=0)
+        masker = MaskedLMMasker.from_tokenizer(toys.ring_tokenizer(), max_predictions=2, seed=0)
+        sentences = toys.ring_sentences(640, seed=0)
+        model = BertPretrainer(BertBackbone(config), next_sentence=False)
+        model.compile(optimizer=schedule.make_optimizer(2e-3, 2, 20))
+        threads = {"before": torch.get_num_threads()}
+
+        def train():
+            toys.restart(model, start)
+            batches = data.pretraining_dataset(sentences, 32, masker, seed=0).map(
+                lambda features: pretraining_batch(features, next_sentence=False))
+            model.fit(batches, steps_per_epoch=20, epochs=1, verbose=0)
+            return model.get_weights()
+
+        on_both = train()
+        with toys.one_cpu_thread():
+            threads["inside"] = torch.get_num_threads()
+            on_one = train()
+        threads["after"] = torch.get_num_threads()
+        try:
+            with toys.one_cpu_thread():
+                raise KeyboardInterrupt  # a learner stops the cell
+        except KeyboardInterrupt:
+            threads["after an interrupt"] = torch.get_num_threads()
+        gap = max(float(np.abs(a - b).max()) for a, b in zip(on_both, on_one))
+        moved = max(float(np.abs(a - b).max()) for a, b in zip(on_both, start))
+        print(json.dumps({"threads": threads, "gap": gap, "moved": moved}))
+    """
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")}
+    environment.update(KERAS_BACKEND="torch", PYTHONPATH=str(REPO_ROOT))
+    completed = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                               env=environment, cwd=REPO_ROOT, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.splitlines()[-1])
+    cores = result["threads"]["before"]
+    assert result["threads"] == {"before": cores, "inside": 1, "after": cores, "after an interrupt": cores}
+    assert result["moved"] > 1e-3  # it trained
+    assert result["gap"] < 1e-5, result  # the same steps: only float32 sums may round differently
