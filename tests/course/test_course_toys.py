@@ -58,33 +58,44 @@ def test_restart_puts_the_weights_back_and_zeroes_the_optimizer():
     assert all(not np.any(keras.ops.convert_to_numpy(variable)) for variable in model.optimizer.variables)
 
 
-def test_fast_compile_trains_the_same_steps_as_kerass_defaults():
-    """The options change how the step runs, not what it computes: 20 steps of a dropout-free tiny pretrainer from
-    the same weights on the same batches end at the same weights (to float32 rounding), with either compile."""
+# The dropout-free tiny pretrainer and ring-language run the compile tests train (also in a PyTorch process, below).
+RING_CONFIG = BertConfig(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=45,
+                         max_sequence_length=16, dropout=0.0)
+
+
+def ring_pretrainer(**compile_options):
+    """A fresh `BertPretrainer` of `RING_CONFIG`, compiled for a 20-step run with `compile_options`."""
+    model = BertPretrainer(BertBackbone(RING_CONFIG), next_sentence=False)
+    model.compile(optimizer=schedule.make_optimizer(2e-3, 2, 20), **compile_options)
+    return model
+
+
+def train_ring_steps(model, start):
+    """`model` from the weights `start` through 20 steps (2 epochs of 10) on the same ring-language batches; the
+    weights it ends at."""
     from bertlib.model import pretraining_batch
     from bertlib.text import data
     from bertlib.text.masking import MaskedLMMasker
 
+    masker = MaskedLMMasker.from_tokenizer(toys.ring_tokenizer(), max_predictions=2, seed=0)
+    toys.restart(model, start)
+    batches = data.pretraining_dataset(toys.ring_sentences(640, seed=0), 32, masker, seed=0).map(
+        lambda features: pretraining_batch(features, next_sentence=False))
+    model.fit(batches, steps_per_epoch=10, epochs=2, verbose=0)
+    return model.get_weights()
+
+
+def test_fast_compile_trains_the_same_steps_as_kerass_defaults():
+    """The options change how the step runs, not what it computes: 20 steps of a dropout-free tiny pretrainer from
+    the same weights on the same batches end at the same weights (to float32 rounding), with either compile."""
     options = toys.fast_compile(steps_per_call=5)
     if keras.backend.backend() == "tensorflow":
         assert options == {"jit_compile": True, "steps_per_execution": 5}
         assert toys.fast_compile(5, xla=False) == {"steps_per_execution": 5}
     else:
         assert options == toys.fast_compile(5, xla=False) == {}  # JAX compiles every step; PyTorch: one a call
-    config = BertConfig(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=45,
-                        max_sequence_length=16, dropout=0.0)
-    start = toys.initial_weights(config, seed=0)
-    masker = MaskedLMMasker.from_tokenizer(toys.ring_tokenizer(), max_predictions=2, seed=0)
-    sentences = toys.ring_sentences(640, seed=0)
-    trained = []
-    for compile_options in ({}, options):
-        model = BertPretrainer(BertBackbone(config), next_sentence=False)
-        model.compile(optimizer=schedule.make_optimizer(2e-3, 2, 20), **compile_options)
-        toys.restart(model, start)
-        batches = data.pretraining_dataset(sentences, 32, masker, seed=0).map(
-            lambda features: pretraining_batch(features, next_sentence=False))
-        model.fit(batches, steps_per_epoch=10, epochs=2, verbose=0)
-        trained.append(model.get_weights())
+    start = toys.initial_weights(RING_CONFIG, seed=0)
+    trained = [train_ring_steps(ring_pretrainer(**compile_options), start) for compile_options in ({}, options)]
     assert not all(np.array_equal(a, b) for a, b in zip(trained[0], start))  # it trained
     for default, fast in zip(*trained):
         np.testing.assert_allclose(fast, default, rtol=1e-4, atol=1e-5)
@@ -101,33 +112,16 @@ def test_one_cpu_thread_on_pytorch_trains_the_same_steps_and_gives_the_threads_b
         import bertlib_course as course
         course.setup(seed=0)
         import numpy as np, torch
-        from bertlib import BertBackbone, BertConfig, BertPretrainer
-        from bertlib.model import pretraining_batch
-        from bertlib.text import data
-        from bertlib.text.masking import MaskedLMMasker
-        from bertlib.train import schedule
         from bertlib_course import toys
+        from tests.course.test_course_toys import RING_CONFIG, ring_pretrainer, train_ring_steps
 
-        config = BertConfig(num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=45,
-                            max_sequence_length=16, dropout=0.0)
-        start = toys.initial_weights(config, seed=0)
-        masker = MaskedLMMasker.from_tokenizer(toys.ring_tokenizer(), max_predictions=2, seed=0)
-        sentences = toys.ring_sentences(640, seed=0)
-        model = BertPretrainer(BertBackbone(config), next_sentence=False)
-        model.compile(optimizer=schedule.make_optimizer(2e-3, 2, 20))
+        start = toys.initial_weights(RING_CONFIG, seed=0)
+        model = ring_pretrainer()
         threads = {"before": torch.get_num_threads()}
-
-        def train():
-            toys.restart(model, start)
-            batches = data.pretraining_dataset(sentences, 32, masker, seed=0).map(
-                lambda features: pretraining_batch(features, next_sentence=False))
-            model.fit(batches, steps_per_epoch=20, epochs=1, verbose=0)
-            return model.get_weights()
-
-        on_both = train()
+        on_both = train_ring_steps(model, start)
         with toys.one_cpu_thread():
             threads["inside"] = torch.get_num_threads()
-            on_one = train()
+            on_one = train_ring_steps(model, start)
         threads["after"] = torch.get_num_threads()
         try:
             with toys.one_cpu_thread():
