@@ -2,8 +2,8 @@
 
 Chapters 03, 04 and 07 pretrain this model (2 layers, H=64, 2 heads, a 2,000-piece WordPiece vocabulary trained
 on the embedded Python documentation, batch 32 x 64 tokens, 10 masked-LM slots, MLM + NSP) through
-`bertlib.train.pretraining.pretrain`, the library's one training loop, with 50 steps a call. This times that
-loop: one run of `--steps` steps, its first logged interval (tracing, and compiling where XLA is on) apart from the
+`bertlib.train.pretraining.pretrain`, the library's one training loop, with 50 steps a call (one on PyTorch, whose
+Keras runs one step a call, as `tiny_pretrained` does). This times that loop: one run of `--steps` steps, its first logged interval (tracing, and compiling where XLA is on) apart from the
 steady intervals after it. `--dropout` is the model's dropout; `--xla` forces XLA on or off instead of what
 `pretrain` picks (`auto`: on TensorFlow on a CPU, XLA only without dropout; JAX always compiles).
 
@@ -53,7 +53,8 @@ def main():
     run = pretraining.PretrainSettings(
         corpus="python-docs", steps=args.steps, batch_size=32, seq_length=64, max_predictions=10,
         learning_rate=2e-3, warmup_steps=args.steps // 10, next_sentence=True, dropout=args.dropout, seed=1,
-        log_every=50, checkpoint_every=args.steps, steps_per_execution=50,
+        log_every=50, checkpoint_every=args.steps,
+        steps_per_execution=1 if keras.backend.backend() == "torch" else 50,
         checkpoint_dir=str(Path(tempfile.mkdtemp(prefix="bertlib-bench-")) / "run"))
     started = time.perf_counter()
     result = pretraining.pretrain(run, tokenizer=words, config=config, verbose=False)

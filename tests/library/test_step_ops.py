@@ -75,3 +75,61 @@ def test_pretrainer_history_keeps_keras_accuracy_values():
     assert max(ours["mlm_logits_accuracy"]) > 0  # something was learned, so the comparison can fail
     for key in ours:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-6, err_msg=key)
+
+
+def test_masked_lm_loss_is_keras_sparse_categorical_crossentropy():
+    """The pretrainer's loss on (rows, vocabulary) logits: the values of Keras' loss on the 3-D logits."""
+    from bertlib.model.backbone import MaskedLMLoss
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(scale=3.0, size=(5, 4, 37)).astype("float32")
+    labels = rng.integers(0, 37, (5, 4))
+    weights = (rng.random((5, 4)) > 0.3).astype("float32")  # padding slots (weight 0) count for nothing
+    keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
+    expected = -np.sum(weights * (logits - np.log(np.exp(logits).sum(-1, keepdims=True)))[
+        np.arange(5)[:, None], np.arange(4), labels]) / weights.sum()
+    ours = float(MaskedLMLoss()(labels, logits, sample_weight=weights))
+    assert ours == pytest.approx(float(keras_loss(labels, logits, sample_weight=weights)), rel=1e-6)
+    assert ours == pytest.approx(expected, rel=1e-5)
+    per_slot = keras.ops.convert_to_numpy(MaskedLMLoss(reduction=None)(labels, logits))
+    np.testing.assert_allclose(per_slot, keras.ops.convert_to_numpy(
+        keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)), rtol=1e-6)
+    assert per_slot.shape == (5, 4)
+
+
+def test_pretrainer_loss_trains_as_keras_loss():
+    """Training with the default loss ends where Keras' `SparseCategoricalCrossentropy` ends: on TensorFlow bit for
+    bit (its loss flattens the logits to rows itself, so the stored chapters' numbers stay), on JAX and PyTorch to
+    float32 rounding (another fusion or kernel)."""
+    from bertlib import BertBackbone, BertConfig, BertPretrainer
+    from bertlib.train import schedule
+
+    rng = np.random.default_rng(4)
+    x = {"token_ids": rng.integers(5, 40, (32, 12)).astype("int32"), "segment_ids": np.zeros((32, 12), "int32"),
+         "padding_mask": np.ones((32, 12), "int32"),
+         "mask_positions": np.sort(rng.choice(np.arange(1, 11), (32, 3)), axis=1).astype("int32")}
+    y = {"mlm_logits": rng.integers(5, 40, (32, 3)).astype("int32"), "nsp_logits": rng.integers(0, 2, (32,))}
+    w = {"mlm_logits": (rng.random((32, 3)) > 0.2).astype("float32"), "nsp_logits": np.ones(32, "float32")}
+    runs = []
+    for loss in ("auto", "keras"):
+        keras.utils.set_random_seed(0)
+        config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
+                            max_sequence_length=12, dropout=0.0)
+        model = BertPretrainer(BertBackbone(config))
+        kwargs = {} if loss == "auto" else dict(loss={
+            "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, reduction="mean_with_sample_weight", name="mlm_loss"),
+            "nsp_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True, name="nsp_loss")})
+        model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10), **kwargs)
+        history = model.fit(x, y, sample_weight=w, batch_size=8, epochs=3, verbose=0, shuffle=False).history
+        runs.append((history, model.get_weights()))
+    (ours, our_weights), (theirs, their_weights) = runs
+    assert set(ours) == set(theirs) and ours["loss"][-1] < ours["loss"][0]  # it trained: the comparison can fail
+    exact = keras.backend.backend() == "tensorflow"
+    for key in ours:
+        if exact:
+            assert ours[key] == theirs[key], key
+        else:
+            np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+    for mine, reference in zip(our_weights, their_weights):
+        np.testing.assert_allclose(mine, reference, rtol=0 if exact else 1e-4, atol=0 if exact else 1e-6)
