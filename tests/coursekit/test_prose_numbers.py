@@ -151,6 +151,20 @@ def test_labels_years_small_counts_and_code_are_not_quantities(tmp_path):
     assert not findings_of(tmp_path, [("md", "## A"), ("code", "x = 1"), ("md", text)])
 
 
+def test_a_spread_over_seeds_is_checked_in_a_sentence_that_cites_the_paper(tmp_path):
+    """A median and range over seeds is the course's own result, even beside a citation (a miss found in 04)."""
+    spread = ("code", "print(describe(spread))",
+              "No NSP lower (median -3.6 points, range -7.6 to -1.8 over 3 seeds)\n")
+    stale = ("md", "What the run shows, read against §5.1: the model without NSP scored lower in every seed "
+                   "(median −3.3 points, range −7.7 to −1.6), not the −3.5 of QNLI (Table 5).")
+    found = findings_of(tmp_path, [("md", "## Pairs"), spread, stale])
+    assert quoted(found) == [("mismatch", "−3.3"), ("mismatch", "−7.7"), ("mismatch", "−1.6")]
+    current = ("md", stale[1].replace("−3.3", "−3.6").replace("−7.7", "−7.6").replace("−1.6", "−1.8"))
+    assert not findings_of(tmp_path, [("md", "## Pairs"), spread, current])  # the cited −3.5 stays the paper's
+    chinese = ("md", "对照 §5.1：不带 NSP 的模型每个种子都更低（中位数 −3.3 个百分点，范围 −7.6 至 −1.8）。")
+    assert quoted(findings_of(tmp_path, [("md", "## Pairs"), spread, chinese])) == [("mismatch", "−3.3")]
+
+
 def test_a_table_row_is_cited_left_of_its_citation(tmp_path):
     table = ("| claim | source | what we checked |\n|---|---|---|\n"
              "| 15% selected, 1.5% random | §3.1, A.1 | measured 15.2% (asserted) |\n")

@@ -16,7 +16,9 @@ The rule, for a writer. Each number written with digits in a markdown cell of a 
 3. **From the paper, the study guide or another source**: its sentence (in a table: its row, left of the
    citation) carries the citation: "§", "Table N", "Figure N", "appendix", A.1-C.2, "guide", "et al.",
    "abstract", "footnote", bench/RESULTS.md ("the paper" alone is no citation: name the section, as
-   STYLE.md asks). A number cited once may be repeated later in the notebook without its citation.
+   STYLE.md asks). A number cited once may be repeated later in the notebook without its citation. A median
+   and range over seeds ("median -3.6 points, range -7.6 to -1.8", `evidence.describe`'s words) is the
+   course's own result and is checked even in a sentence that cites the paper.
 4. **Arithmetic written out**: the result of an all-numeric expression in the sentence, "512 × 15% × 80% =
    61.44", "(512/128)² = 16", "512 / 0.28 ≈ 1,800". The checker recomputes it; a wrong result is a finding.
 5. **Declared**: listed in an HTML comment of the cell, `<!-- constants: 86,400 seconds in a day -->`, which

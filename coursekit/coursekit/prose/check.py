@@ -24,6 +24,7 @@ from coursekit.prose.sentences import (
     CITATION_TOKEN,
     DECLARED,
     POINTS,
+    SPREAD,
     prose_units,
     quantities,
 )
@@ -138,8 +139,12 @@ def check_notebook(path, declared_from=None, _cache=None):
                                             result.text, unit.text))
                     derived.add(result.value)
             if unit.cited or unit.row_cited:
-                cited_before += numbers
-                continue
+                # A median and range over seeds is the course's own spread, never a cited figure: checked even
+                # in a sentence that cites the paper ("read against §5.1: median -3.3 points, range ...").
+                spreads = [match.span() for match in SPREAD.finditer(unit.text)]
+                ours = [number for number in numbers if any(start <= number.start < end for start, end in spreads)]
+                cited_before += [number for number in numbers if number not in ours]
+                numbers = ours
             for number in numbers:
                 hedged = HEDGE.search(unit.text[max(0, number.start - 25):number.start])
                 # Settings and citations are quoted exactly: "about 10 passes" is a result, which neither the

@@ -33,6 +33,10 @@ SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bet al)(?<!\bvs)(?<!\bFig
 DECLARED = re.compile(r"<!--\s*constants?\s*:(.*?)-->", re.DOTALL | re.IGNORECASE)
 SLASH_GROUP = re.compile(r"(?<![\w.])\d[\d.,]*%?(?:\s?/\s?\d[\d.,]*%?)+(?![\w])")
 POINTS = re.compile(r"\s*(?:[A-Za-z-]+\s+)?(?:points?\b|个百分点|分)")
+# `evidence.describe`'s spread over seeds, in either edition: "median -3.3 points, range -7.7 to -1.6",
+# "中位数 -3.3 个百分点，范围 -7.7 至 -1.6".
+SPREAD = re.compile(r"(?:median|中位数)\s*[+\-−]?\d[\d.,]*%?\s*(?:points?|个百分点)?\s*[,，;；]?\s*"
+                    r"(?:range|范围)\s*[+\-−]?\d[\d.,]*%?\s*(?:to|至|-|–)\s*[+\-−]?\d[\d.,]*%?", re.IGNORECASE)
 COUNT_UNIT = re.compile(r"^\s*(?:points?|passes|epochs|times|个百分点|分)\b")
 
 
