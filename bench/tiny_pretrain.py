@@ -3,9 +3,10 @@
 Chapters 03, 04 and 07 pretrain this model (2 layers, H=64, 2 heads, a 2,000-piece WordPiece vocabulary trained
 on the embedded Python documentation, batch 32 x 64 tokens, 10 masked-LM slots, MLM + NSP) through
 `bertlib.train.pretraining.pretrain`, the library's one training loop, with 50 steps a call (one on PyTorch, whose
-Keras runs one step a call, as `tiny_pretrained` does). This times that loop: one run of `--steps` steps, its first logged interval (tracing, and compiling where XLA is on) apart from the
-steady intervals after it. `--dropout` is the model's dropout; `--xla` forces XLA on or off instead of what
-`pretrain` picks (`auto`: on TensorFlow on a CPU, XLA only without dropout; JAX always compiles).
+Keras runs one step a call, as `tiny_pretrained` does). This times that loop: one run of `--steps` steps, its
+first logged interval (tracing, and compiling where XLA is on) apart from the steady intervals after it.
+`--dropout` is the model's dropout; `--xla` forces XLA on or off instead of what `pretrain` picks (`auto`: on
+TensorFlow on a CPU, XLA only without dropout; JAX always compiles).
 
     python bench/tiny_pretrain.py [--steps 500] [--dropout 0] [--xla auto|on|off]
 

@@ -48,8 +48,9 @@ def test_gelu_sigmoid_form_is_the_tanh_form():
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(x)), exact)
 
 
-def test_pretrainer_history_keeps_keras_accuracy_values():
-    """The default metrics give the history keys and values Keras' SparseCategoricalAccuracy gives."""
+def train_tiny_pretrainer(seed=0, **compile_kwargs):
+    """(history, weights) of a 1-layer pretrainer after 3 epochs on a fixed random batch set, MLM + NSP, some
+    masked-LM slots weighted 0; `compile_kwargs` beside `make_optimizer`'s AdamW (none: the defaults)."""
     from bertlib import BertBackbone, BertConfig, BertPretrainer
     from bertlib.train import schedule
 
@@ -59,18 +60,21 @@ def test_pretrainer_history_keeps_keras_accuracy_values():
          "mask_positions": np.sort(rng.choice(np.arange(1, 11), (32, 3)), axis=1).astype("int32")}
     y = {"mlm_logits": rng.integers(5, 40, (32, 3)).astype("int32"), "nsp_logits": rng.integers(0, 2, (32,))}
     w = {"mlm_logits": (rng.random((32, 3)) > 0.2).astype("float32"), "nsp_logits": np.ones(32, "float32")}
-    histories = []
-    for metrics in ("auto", "keras"):
-        keras.utils.set_random_seed(0)
-        config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
-                            max_sequence_length=12, dropout=0.0)
-        model = BertPretrainer(BertBackbone(config))
-        kwargs = {} if metrics == "auto" else dict(
-            weighted_metrics={"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
-            metrics={"nsp_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]})
-        model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10), **kwargs)
-        histories.append(model.fit(x, y, sample_weight=w, batch_size=8, epochs=3, verbose=0, shuffle=False).history)
-    ours, theirs = histories
+    keras.utils.set_random_seed(seed)
+    config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
+                        max_sequence_length=12, dropout=0.0)
+    model = BertPretrainer(BertBackbone(config))
+    model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10), **compile_kwargs)
+    history = model.fit(x, y, sample_weight=w, batch_size=8, epochs=3, verbose=0, shuffle=False).history
+    return history, model.get_weights()
+
+
+def test_pretrainer_history_keeps_keras_accuracy_values():
+    """The default metrics give the history keys and values Keras' SparseCategoricalAccuracy gives."""
+    ours, _ = train_tiny_pretrainer()
+    theirs, _ = train_tiny_pretrainer(
+        weighted_metrics={"mlm_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]},
+        metrics={"nsp_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]})
     assert {"mlm_logits_accuracy", "nsp_logits_accuracy"} <= set(ours) and set(ours) == set(theirs)
     assert max(ours["mlm_logits_accuracy"]) > 0  # something was learned, so the comparison can fail
     for key in ours:
@@ -101,29 +105,11 @@ def test_pretrainer_loss_trains_as_keras_loss():
     """Training with the default loss ends where Keras' `SparseCategoricalCrossentropy` ends: on TensorFlow bit for
     bit (its loss flattens the logits to rows itself, so the stored chapters' numbers stay), on JAX and PyTorch to
     float32 rounding (another fusion or kernel)."""
-    from bertlib import BertBackbone, BertConfig, BertPretrainer
-    from bertlib.train import schedule
-
-    rng = np.random.default_rng(4)
-    x = {"token_ids": rng.integers(5, 40, (32, 12)).astype("int32"), "segment_ids": np.zeros((32, 12), "int32"),
-         "padding_mask": np.ones((32, 12), "int32"),
-         "mask_positions": np.sort(rng.choice(np.arange(1, 11), (32, 3)), axis=1).astype("int32")}
-    y = {"mlm_logits": rng.integers(5, 40, (32, 3)).astype("int32"), "nsp_logits": rng.integers(0, 2, (32,))}
-    w = {"mlm_logits": (rng.random((32, 3)) > 0.2).astype("float32"), "nsp_logits": np.ones(32, "float32")}
-    runs = []
-    for loss in ("auto", "keras"):
-        keras.utils.set_random_seed(0)
-        config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
-                            max_sequence_length=12, dropout=0.0)
-        model = BertPretrainer(BertBackbone(config))
-        kwargs = {} if loss == "auto" else dict(loss={
-            "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
-                from_logits=True, reduction="mean_with_sample_weight", name="mlm_loss"),
-            "nsp_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True, name="nsp_loss")})
-        model.compile(optimizer=schedule.make_optimizer(1e-2, 1, 10), **kwargs)
-        history = model.fit(x, y, sample_weight=w, batch_size=8, epochs=3, verbose=0, shuffle=False).history
-        runs.append((history, model.get_weights()))
-    (ours, our_weights), (theirs, their_weights) = runs
+    ours, our_weights = train_tiny_pretrainer()
+    theirs, their_weights = train_tiny_pretrainer(loss={
+        "mlm_logits": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight", name="mlm_loss"),
+        "nsp_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True, name="nsp_loss")})
     assert set(ours) == set(theirs) and ours["loss"][-1] < ours["loss"][0]  # it trained: the comparison can fail
     exact = keras.backend.backend() == "tensorflow"
     for key in ours:

@@ -71,6 +71,14 @@ def _nearest(number, candidates):
     return min(close, key=lambda candidate: abs(abs(candidate.value) - abs(number.value)))
 
 
+def _spread_numbers(text, numbers):
+    """(the course's own, the cited) numbers of a sentence that cites a source: a median and range over seeds
+    ("read against §5.1: median -3.3 points, range -7.7 to -1.6") is never a cited figure, so it is checked."""
+    spreads = [match.span() for match in SPREAD.finditer(text)]
+    ours = [number for number in numbers if any(start <= number.start < end for start, end in spreads)]
+    return ours, [number for number in numbers if number not in ours]
+
+
 def _chapter_stem(folder, chapter):
     matches = sorted(Path(folder).glob(f"0{chapter}_*.ipynb"))
     return matches[0] if matches else None
@@ -139,12 +147,8 @@ def check_notebook(path, declared_from=None, _cache=None):
                                             result.text, unit.text))
                     derived.add(result.value)
             if unit.cited or unit.row_cited:
-                # A median and range over seeds is the course's own spread, never a cited figure: checked even
-                # in a sentence that cites the paper ("read against §5.1: median -3.3 points, range ...").
-                spreads = [match.span() for match in SPREAD.finditer(unit.text)]
-                ours = [number for number in numbers if any(start <= number.start < end for start, end in spreads)]
-                cited_before += [number for number in numbers if number not in ours]
-                numbers = ours
+                numbers, cited = _spread_numbers(unit.text, numbers)
+                cited_before += cited
             for number in numbers:
                 hedged = HEDGE.search(unit.text[max(0, number.start - 25):number.start])
                 # Settings and citations are quoted exactly: "about 10 passes" is a result, which neither the
