@@ -395,10 +395,10 @@ class MaskedLMLoss(keras.losses.Loss):
     """The masked-LM loss: the cross-entropy of each slot's logits, averaged over the real slots (weight 1).
 
     Keras' `SparseCategoricalCrossentropy(from_logits=True)` with the reduction "mean_with_sample_weight", computed
-    on the logits seen as (rows, vocabulary). The same values on every backend (TensorFlow flattens them so
-    itself); on PyTorch, Keras would move the class axis of the (batch, predictions, vocabulary) logits to axis 1,
-    a strided copy and a slower softmax: forward and backward of 32 x 20 x 30,522 logits took 146 ms that way and
-    83 ms on rows (bench/RESULTS.md).
+    on the logits seen as (rows, vocabulary): the same values (on TensorFlow bit for bit, as its loss flattens the
+    logits itself). On PyTorch, Keras would first move the class axis of the (batch, predictions, vocabulary)
+    logits to axis 1, a strided copy and a slower softmax: forward and backward of 32 x 20 x 30,522 logits took
+    146 ms that way and 83 ms on rows (bench/RESULTS.md).
     """
 
     def __init__(self, reduction="mean_with_sample_weight", name="mlm_loss", dtype=None):
