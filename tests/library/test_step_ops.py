@@ -48,7 +48,7 @@ def test_gelu_sigmoid_form_is_the_tanh_form():
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(x)), exact)
 
 
-def train_tiny_pretrainer(seed=0, **compile_kwargs):
+def train_tiny_pretrainer(**compile_kwargs):
     """(history, weights) of a 1-layer pretrainer after 3 epochs on a fixed random batch set, MLM + NSP, some
     masked-LM slots weighted 0; `compile_kwargs` beside `make_optimizer`'s AdamW (none: the defaults)."""
     from bertlib import BertBackbone, BertConfig, BertPretrainer
@@ -60,7 +60,7 @@ def train_tiny_pretrainer(seed=0, **compile_kwargs):
          "mask_positions": np.sort(rng.choice(np.arange(1, 11), (32, 3)), axis=1).astype("int32")}
     y = {"mlm_logits": rng.integers(5, 40, (32, 3)).astype("int32"), "nsp_logits": rng.integers(0, 2, (32,))}
     w = {"mlm_logits": (rng.random((32, 3)) > 0.2).astype("float32"), "nsp_logits": np.ones(32, "float32")}
-    keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(0)
     config = BertConfig(num_layers=1, num_heads=2, hidden_dim=16, intermediate_dim=32, vocabulary_size=40,
                         max_sequence_length=12, dropout=0.0)
     model = BertPretrainer(BertBackbone(config))
