@@ -184,6 +184,39 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
 
 
+def fit_batches(dataset, chunk_size=64):
+    """What `fit` should train on, for a tf.data `dataset` of small batches, on this Keras backend: the dataset
+    itself on TensorFlow; on JAX and PyTorch a generator of its batches as numpy, the same batches in the same
+    order, pulled from tf.data `chunk_size` at a time.
+
+    Keras on JAX and PyTorch takes one batch at a time out of tf.data, while tf.data's threads mask the next
+    ones in `tf.numpy_function`, which holds Python's lock that the training step needs too. For a tiny model
+    that costs about 7% of its step (the course's masking-grid model, 2 layers, H=64, batch 64 x 16: PyTorch
+    21.1-21.6 ms a step against 20.1 ms, JAX 9.2 against 8.5 ms; bench/RESULTS.md). In chunks, tf.data does
+    that work between the steps instead of beside them. A big model's step hides its input pipeline; keep
+    the dataset for those. The generator can be used once, by one `fit`.
+
+    Args:
+        dataset: a `tf.data.Dataset` of batches (arrays or nested dicts and tuples of arrays).
+        chunk_size: int, batches pulled at a time, defaults to 64.
+
+    Example:
+    >>> pretrainer.fit(fit_batches(dataset.map(pretraining_batch)), steps_per_epoch=100, epochs=3)
+    """
+    import keras
+
+    if keras.backend.backend() == "tensorflow":
+        return dataset
+
+    def batches():
+        for chunk in dataset.batch(chunk_size).as_numpy_iterator():
+            columns = keras.tree.flatten(chunk)
+            for index in range(len(columns[0])):
+                yield keras.tree.pack_sequence_as(chunk, [column[index] for column in columns])
+
+    return batches()
+
+
 def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
     """`pretraining_dataset`'s batches as a generator of numpy dicts, for a machine without TensorFlow (a JAX or
     PyTorch install): `fit` takes it on those backends. The same arguments, keys, dtypes and shapes, and the same

@@ -107,6 +107,33 @@ def test_one_saved_model_gives_the_same_numbers_on_every_backend(tmp_path):
     assert any(not np.allclose(reference["before"][name], value) for name, value in reference["weights"].items())
 
 
+# Trains the same small run twice, with tf.data's batches taken one at a time and three at a time (`input_chunk`).
+PRETRAIN_IN_CHUNKS = """
+from bertlib.train import pretraining
+from tests.library.test_training import CORPUS_WORDS, SMALL_RUN, write_corpus_and_vocabulary
+corpus, vocab = write_corpus_and_vocabulary(PATH, CORPUS_WORDS.split())
+runs = {chunk: pretraining.pretrain(steps=10, strategy="cpu", dropout=0.0, input_chunk=chunk, verbose=False,
+                                    **dict(SMALL_RUN, corpus=str(corpus), vocab=str(vocab)))
+        for chunk in (0, 3)}
+weights = {chunk: [np.asarray(keras.ops.convert_to_numpy(w)) for w in run["pretrainer"].weights]
+           for chunk, run in runs.items()}
+print(json.dumps({"backend": keras.backend.backend(), "loss": {str(c): float(run["loss"]) for c, run in runs.items()},
+                  "most_apart": max(float(np.abs(a - b).max()) for a, b in zip(weights[0], weights[3]))}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_batches_taken_from_tf_data_in_chunks_train_the_same_model(backend, tmp_path):
+    """`PretrainSettings.input_chunk` (`data.fit_batches`, the course's tiny models on JAX and PyTorch) changes how
+    the batches reach `fit`, not which: the same 10 steps end at the same weights and the same loss."""
+    pytest.importorskip(backend)
+    result = json.loads(_run(backend, "import json, keras\n" + PRETRAIN_IN_CHUNKS, tmp_path).splitlines()[-1])
+    assert result["backend"] == backend
+    assert result["loss"]["0"] == result["loss"]["3"] and np.isfinite(result["loss"]["0"])
+    assert result["most_apart"] == 0.0
+
+
 @pytest.mark.slow
 def test_chapter_00_reports_eight_replicas_on_eight_simulated_jax_devices():
     """A Colab TPU v2-8 has 8 cores; with 8 simulated CPU devices chapter 00's set-up and environment cells

@@ -190,6 +190,33 @@ def test_numpy_batches_are_the_tf_data_batches_without_tensorflow(arrays, masker
         data.pretraining_batches(arrays, count + 1, masker)
 
 
+def test_fit_batches_are_the_datasets_batches_taken_out_in_chunks(arrays, masker, monkeypatch):
+    """`fit_batches`: on TensorFlow the dataset itself; on JAX and PyTorch the same batches, in the same order and
+    structure ((x, y, sample_weight) of dicts, as `pretraining_batch` makes them), also across chunk boundaries
+    and at the end of a finite dataset whose last chunk is short."""
+    import keras
+
+    from bertlib.model.backbone import pretraining_batch
+
+    dataset = data.pretraining_dataset(arrays, 8, masker, seed=2).map(pretraining_batch)
+    assert data.fit_batches(dataset) is dataset  # this test process runs on TensorFlow
+    expected = list(dataset.take(10).as_numpy_iterator())
+    finite = dataset.take(10)
+    with monkeypatch.context() as patched:
+        patched.setattr(keras.backend, "backend", lambda: "jax")
+        endless, ending = data.fit_batches(dataset, chunk_size=3), data.fit_batches(finite, chunk_size=4)
+    assert not isinstance(endless, tf.data.Dataset)
+    for got in ([next(endless) for _ in range(10)], list(ending)):
+        assert len(got) == 10
+        for ours, theirs in zip(got, expected):
+            keras.tree.assert_same_structure(ours, theirs)
+            assert isinstance(ours, tuple) and sorted(ours[0]) == sorted(theirs[0])
+            for a, b in zip(keras.tree.flatten(ours), keras.tree.flatten(theirs)):
+                assert isinstance(a, np.ndarray) and a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(expected[0][0]["token_ids"], expected[1][0]["token_ids"])  # batches that differ
+
+
 def test_dataset_bad_input_is_a_clear_error(arrays, masker):
     with pytest.raises(ValueError, match="batch_size"):
         data.pretraining_dataset(arrays, len(arrays["token_ids"]) + 1, masker)
