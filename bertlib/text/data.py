@@ -191,7 +191,7 @@ def fit_batches(dataset, chunk_size=64):
 
     Keras on JAX and PyTorch takes one batch at a time out of tf.data, while tf.data's threads mask the next
     ones in `tf.numpy_function`, which holds Python's lock that the training step needs too. For a tiny model
-    that costs about 7% of its step (the course's masking-grid model, 2 layers, H=64, batch 64 x 16: PyTorch
+    that costs 5-7% of its step (the course's masking-grid model, 2 layers, H=64, batch 64 x 16: PyTorch
     21.1-21.6 ms a step against 20.1 ms, JAX 9.2 against 8.5 ms; bench/RESULTS.md). In chunks, tf.data does
     that work between the steps instead of beside them. A big model's step hides its input pipeline; keep
     the dataset for those. The generator can be used once, by one `fit`.

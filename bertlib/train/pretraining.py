@@ -118,7 +118,7 @@ class PretrainSettings:
                                     resume="dtype_policy")
     steps_per_execution: int = setting(1, "steps per call into the compiled graph (speed on TPUs)")
     input_chunk: int = setting(0, "on JAX and PyTorch, batches taken out of tf.data at a time (0: one at a time); "
-                               "a tiny model's step gains about 7%% (bertlib.text.data.fit_batches)")
+                               "a tiny model's step gains 5-7%% (bertlib.text.data.fit_batches)")
 
     def __post_init__(self):
         owner = type(self).__name__
