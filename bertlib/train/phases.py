@@ -77,23 +77,21 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
             for seq_length in seq_lengths]
 
 
-def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence, chunk=0):
+def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence):
     """What `fit` trains one phase on, from a `phase_arrays` source: a tf.data pipeline of the examples in memory
     or streamed from TFRecords, or, where TensorFlow is not installed, `data.pretraining_batches` (numpy, the same
-    batches in another shuffled order), each mapped by `pretraining_batch`. `chunk` > 0 passes the pipeline
-    through `data.fit_batches(dataset, chunk)` (numpy batches pulled `chunk` at a time on JAX and PyTorch)."""
+    batches in another shuffled order), each mapped by `pretraining_batch`."""
     from bertlib.model.backbone import pretraining_batch
     from bertlib.text import data
 
     for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)
     if "tfrecords" in source:
-        dataset = data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch)
-    elif not data.has_tensorflow():
+        return data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed,
+                                     start_batch=start_batch).map(for_fit)
+    if not data.has_tensorflow():
         batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch)
         return (for_fit(batch) for batch in batches)  # a generator: what `fit` takes
-    else:
-        dataset = data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch)
-    return data.fit_batches(dataset.map(for_fit), chunk) if chunk else dataset.map(for_fit)
+    return data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch).map(for_fit)
 
 
 def phase_plan(steps, long_fraction, seq_length, long_seq_length):

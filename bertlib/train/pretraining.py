@@ -47,7 +47,7 @@ import keras
 
 from bertlib.io import files
 from bertlib.io.files import atomic_write
-from bertlib.text.data import has_tensorflow
+from bertlib.text.data import fit_batches, has_tensorflow
 from bertlib.train import distribute, settings
 from bertlib.train.callbacks import (
     Checkpointing,
@@ -369,10 +369,11 @@ def train_phases(pretrainer, run, sources, tokenizer, start_step, progress, call
             max_predictions=_predictions_for(run.max_predictions, run.seq_length, seq_length),
             mask_token_rate=run.mask_token_rate, random_token_rate=run.random_token_rate)
         dataset = phase_batches(source, run.batch_size, masker, seed=run.seed + index,
-                                start_batch=first - phase_start, next_sentence=run.next_sentence,
-                                chunk=run.input_chunk)
+                                start_batch=first - phase_start, next_sentence=run.next_sentence)
         if distribute.is_tpu(placement) and hasattr(dataset, "element_spec"):  # numpy batches: static by design
             distribute.check_static_shapes(dataset)
+        if run.input_chunk and hasattr(dataset, "element_spec"):  # after the check, which reads tf.data's shapes
+            dataset = fit_batches(dataset, run.input_chunk)
         progress.start_phase(index, seq_length, first, phase_end)
         pretrainer.fit(dataset, steps_per_epoch=run.log_interval,
                        epochs=math.ceil((phase_end - first) / run.log_interval), callbacks=callbacks, verbose=0,
