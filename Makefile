@@ -158,16 +158,21 @@ notebooks: $(STAMP)
 # What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place; then
 # the Chinese edition, whose own outputs (figures, results and messages in Chinese) the next `course-i18n build`
 # keeps while its code is the English code (coursekit.i18n.keep_own_run).
+# tools/learner_time.py then reads the English run's timings: each chapter's time against the budgets, and it fails
+# when a cell of 20 s or more showed no progress.
 full: $(STAMP)
-	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/*.ipynb))
+	mkdir -p build/full
+	$(BIN)/python tools/run_notebook.py --full --timings build/full/timings.jsonl $(sort $(wildcard notebooks/*.ipynb))
 	$(BIN)/coursekit i18n build
 	$(BIN)/python tools/run_notebook.py --full $(sort $(wildcard notebooks/zh/*.ipynb))
+	$(BIN)/python tools/learner_time.py build/full/timings.jsonl --notebooks notebooks
 
 # The same on JAX or PyTorch, into build/full-jax or build/full-torch: the stored outputs stay TensorFlow's.
 full-jax full-torch: full-%: $(STAMP)
 	mkdir -p build/full-$*
 	$(BIN)/python tools/run_notebook.py --full --backend $* --output-dir build/full-$* \
 		--timings build/full-$*/timings.jsonl $(sort $(wildcard notebooks/*.ipynb))
+	$(BIN)/python tools/learner_time.py build/full-$*/timings.jsonl
 
 solutions: $(STAMP)
 	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) solutions/ exercises/
