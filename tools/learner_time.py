@@ -12,8 +12,8 @@ stored output). A display without a total shows no time left, so it does not cou
 
 Exit status 1 when a cell of 20 s or more shows no progress, or when the timings or a notebook are missing or do
 not match; a run over its time budget is reported, not failed, because the time depends on the machine (the
-budgets are for a 2-core laptop, quiet, with an empty model cache). `make full-jax` and `make full-torch` run it
-after the chapters. Last line: `whole_course_minutes: X`.
+budgets are for a 2-core laptop, quiet, with an empty model cache). `make full`, `make full-jax` and
+`make full-torch` run it after the chapters. Last line: `whole_course_minutes: X`.
 """
 
 import argparse
