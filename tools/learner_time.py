@@ -50,12 +50,9 @@ def read_timings(path):
 
 
 def shows_progress(cell):
-    """True when one of the cell's outputs is the course's progress display (its HTML bar)."""
-    for output in cell.get("outputs", []):
-        html = output.get("data", {}).get("text/html", "")
-        if "<progress" in ("".join(html) if isinstance(html, list) else html):
-            return True
-    return False
+    """True when one of the cell's outputs is the course's progress display (its HTML bar). nbformat.read has
+    joined the stored lists of lines into strings."""
+    return any("<progress" in output.get("data", {}).get("text/html", "") for output in cell.get("outputs", []))
 
 
 def blind_waits(records, folder):
@@ -73,8 +70,8 @@ def blind_waits(records, folder):
             if index >= len(cells) or cells[index].cell_type != "code":
                 raise SystemExit(f"{path}: the timings name code cell {index}, which the notebook does not have")
             if not shows_progress(cells[index]):
-                first_line = cells[index].source.strip().splitlines()[0] if cells[index].source.strip() else ""
-                found.append((name, index, seconds, first_line))
+                lines = cells[index].source.strip().splitlines()
+                found.append((name, index, seconds, lines[0] if lines else ""))
     return found
 
 
