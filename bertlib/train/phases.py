@@ -86,12 +86,13 @@ def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence):
 
     for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)
     if "tfrecords" in source:
-        return data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed,
-                                     start_batch=start_batch).map(for_fit)
-    if not data.has_tensorflow():
+        dataset = data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch)
+    elif not data.has_tensorflow():
         batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch)
         return (for_fit(batch) for batch in batches)  # a generator: what `fit` takes
-    return data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch).map(for_fit)
+    else:
+        dataset = data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch)
+    return dataset.map(for_fit)
 
 
 def phase_plan(steps, long_fraction, seq_length, long_seq_length):
