@@ -3,9 +3,23 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# `make lab` needs less than `make test`: the course (bertlib[lab]: the core, TensorFlow's pipelines, the course's
+# `make lab` needs less than `make test`: the course (./course[lab]: the core, TensorFlow's pipelines, the course's
 # packages and JupyterLab); `make test` installs the dev extra, which holds it all. pyproject.toml has the layout.
 LAB_STAMP := $(VENV)/.installed-lab
+# The backend `make lab` adds to the course (which brings TensorFlow): KERAS_BACKEND=jax or torch make lab.
+BACKEND_STAMP = $(VENV)/.installed-backend-$(KERAS_BACKEND)
+BACKEND_PACKAGE_tensorflow :=
+BACKEND_PACKAGE_jax := jax
+BACKEND_PACKAGE_torch = 'torch==$(TORCH_VERSION)'
+# `make book` renders stored outputs and executes nothing: the course's book extra, not the dev stack.
+BOOK_STAMP := $(VENV)/.installed-book
+# JupyterLab refuses to start as root (Docker, Colab, cloud VMs) unless told it may.
+LAB_ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+ifneq ($(filter lab,$(MAKECMDGOALS)),)
+ifeq ($(filter $(KERAS_BACKEND),tensorflow jax torch),)
+$(error KERAS_BACKEND=$(KERAS_BACKEND): make lab installs tensorflow, jax or torch)
+endif
+endif
 # Test files (and notebooks, each kept whole in one worker) spread over CI's two cores; every notebook cell
 # gets a timeout so a stuck cell fails instead of hanging. The Chinese edition (*/zh/) shares the English code
 # cells byte for byte (tests/coursekit/test_i18n.py), so nbval runs the English notebooks only.
@@ -13,18 +27,16 @@ WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
 # Each worker, and every kernel and process it starts, gets its share of the cores for TensorFlow's and OpenMP's
 # thread pools (bertlib.train.host.configure_cpu keeps a value set in the environment): two workers that each
-# size their pools to both cores of CI's machine fight over them. On 2 cores, one thread each ran chapters 03
-# and 08 side by side in 193 and 230 s against 252 and 281 s (bench/RESULTS.md). Evaluated when a recipe runs.
+# size their pools to both cores of CI's machine fight over them and run slower. Evaluated when a recipe runs.
 WORKER_THREADS = $(shell $(BIN)/python -c "from bertlib.train.host import usable_cpus; \
 	print(max(1, usable_cpus() // $(WORKERS)))" 2>/dev/null || echo 1)
 SHARED_CORES = TF_NUM_INTRAOP_THREADS=$(WORKER_THREADS) TF_NUM_INTEROP_THREADS=$(WORKER_THREADS) \
 	OMP_NUM_THREADS=$(WORKER_THREADS)
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=600 -p no:cacheprovider --ignore-glob='*/zh/*'
 # The notebooks run on all three Keras backends: every chapter, solution and learner copy on TensorFlow (the stored
-# outputs) and on JAX (the backend of Colab's TPU runtime: 545 items in 405 s on 2026-12-02, against 70 s for the
-# four chapters it ran before); on PyTorch the solutions and the short chapters that hold backend-specific paths
-# (README, "Which notebooks run on which backend in CI"; every chapter runs in full mode on JAX and PyTorch in
-# `make full-jax` / `make full-torch`).
+# outputs) and on JAX (the backend of Colab's TPU runtime); on PyTorch the solutions and the short chapters that hold
+# backend-specific paths (docs/development.md, "Which notebooks run on which backend in CI"; every chapter runs
+# in full mode on JAX and PyTorch in `make full-jax` / `make full-torch`).
 SHORT_CHAPTERS := $(addprefix notebooks/,01_problem_setting.ipynb 02_architecture_and_input.ipynb \
 	05x_scaling_out.ipynb 06_self_test.ipynb)
 NOTEBOOKS := notebooks/ solutions/ exercises/
@@ -56,8 +68,8 @@ MATHJAX := build/vendor/mathjax/es5/tex-chtml.js
 CHROMIUM := /usr/bin/chromium
 CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# Two workers, a test file each (JupyterLab's two tests share one server): 212 s against 292 s in one. The
-# workers share the screenshot folder, so it is emptied here, not by them.
+# Two workers, a test file each (JupyterLab's two tests share one server), faster than one. The workers share the
+# screenshot folder, so it is emptied here, not by them.
 BROWSER_TESTS = rm -rf build/browser/screenshots && $(SHARED_CORES) BERTLIB_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q \
 	$(PARALLEL) tests/browser
 
@@ -87,13 +99,23 @@ $(STAMP): pyproject.toml course/pyproject.toml coursekit/pyproject.toml
 	# holds its CPU-only build on our machines; elsewhere PyPI's build of it also pulls the CUDA libraries.
 	$(BIN)/python -m pip install --quiet 'torch==$(TORCH_VERSION)'
 	$(INSTALL_APT_PACKAGES)
-	touch $(STAMP) $(LAB_STAMP)
+	touch $(STAMP) $(LAB_STAMP) $(BOOK_STAMP) $(addprefix $(VENV)/.installed-backend-,tensorflow jax torch)
 
-lab: $(LAB_STAMP)
+$(VENV)/.installed-backend-%: $(LAB_STAMP)
+	$(if $(BACKEND_PACKAGE_$*),$(BIN)/python -m pip install --quiet $(BACKEND_PACKAGE_$*))
+	touch $@
+
+$(BOOK_STAMP): pyproject.toml course/pyproject.toml coursekit/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e . -e ./coursekit -e './course[book]'
+	touch $(BOOK_STAMP)
+
+lab: $(LAB_STAMP) $(BACKEND_STAMP)
 	@echo "Chapters download the datasets they need on first use, checked and cached. Ahead of time:"
 	@echo "    $(BIN)/bertlib download glue squad     ($(BIN)/bertlib download --list shows what is where)"
 	@echo "Canonical hosts blocked? Set BERTLIB_DATA_MIRROR=<mirror base URL>, or BERTLIB_DATA=<your data folder>."
-	$(BIN)/jupyter lab --ServerApp.root_dir=. $(LAB_FLAGS) notebooks/00_big_picture.ipynb
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(LAB_ROOT_FLAG) $(LAB_FLAGS) notebooks/00_big_picture.ipynb
 
 test: $(STAMP) $(MATHJAX) $(CHROMIUM) $(CJK_FONT)
 	@failed=""; for stage in $(TEST_STAGES); do \
@@ -156,7 +178,7 @@ notebooks: $(STAMP)
 	$(SHARED_CORES) BERTLIB_FAST=1 $(BIN)/python -m pytest -q $(PARALLEL) $(NBVAL) notebooks/
 
 # What a learner runs: every chapter in full mode, one at a time, outputs and run record saved in place; then
-# the Chinese edition, whose own outputs (figures, results and messages in Chinese) the next `course-i18n build`
+# the Chinese edition, whose own outputs (figures, results and messages in Chinese) the next `coursekit i18n build`
 # keeps while its code is the English code (coursekit.i18n.keep_own_run).
 # tools/learner_time.py then reads the English run's timings: each chapter's time against the budgets, and it fails
 # when a cell of 20 s or more showed no progress.
@@ -181,11 +203,11 @@ exercises: $(STAMP)
 	$(BIN)/coursekit exercises build
 
 # The course as a static site in build/book/html, from the notebooks' stored outputs (nothing is executed).
-book: $(STAMP) $(MATHJAX) $(CJK_FONT)
+book: $(BOOK_STAMP) $(MATHJAX) $(CJK_FONT)
 	$(BIN)/python tools/build_book.py
 
 # The built book and JupyterLab in headless Chromium; screenshots in build/browser/screenshots.
-browser: book $(CHROMIUM)
+browser: $(STAMP) book $(CHROMIUM)
 	$(BROWSER_TESTS)
 
 $(MATHJAX):
@@ -201,7 +223,7 @@ $(CJK_FONT):
 	$(SUDO) apt-get update && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-noto-cjk
 
 bench: $(STAMP)
-	for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script | tail -n 1; done
+	for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script | tail -n 1; done
 
 lint: test-lint
 

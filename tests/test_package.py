@@ -1,7 +1,9 @@
-"""The package as a whole: no import cycle, importing changes no global state, a saved model loads after
-`import bertlib`, light modules stay light, and the core install runs a real checkpoint on JAX alone."""
+"""The package as a whole: no import cycle, importing changes no global state, `import bertlib` registers every
+serializable class (a saved model loads after it), takes an installed backend when none is chosen, and the core
+install runs a real checkpoint on JAX alone."""
 
 import ast
+import importlib.util
 import json
 import os
 import subprocess
@@ -153,15 +155,96 @@ def test_a_saved_model_loads_after_import_bertlib_alone(tmp_path):
     assert run_python(script) is True
 
 
-def test_the_tokenizer_and_the_config_do_not_load_keras():
-    script = """
+def registered_classes_in_source():
+    """{module: [class names]} of every class bertlib's source decorates with `register_keras_serializable`."""
+    found = {}
+    for name, path in MODULE_FILES.items():
+        if not name.startswith("bertlib."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any("register_keras_serializable" in ast.unparse(decorator)
+                                                      for decorator in node.decorator_list):
+                found.setdefault(name, []).append(node.name)
+    return found
+
+
+def test_import_bertlib_registers_every_serializable_class():
+    """As `import keras_hub` does: after `import bertlib` alone, Keras' registry holds every class that bertlib's
+    source decorates with `register_keras_serializable` (found here by reading the source), so a `.keras` file
+    of any of them loads (tests/library/test_saved_files.py loads what the commands write)."""
+    import bertlib
+
+    source = registered_classes_in_source()
+    assert sorted(bertlib.SERIALIZABLE_MODULES) == sorted(source)
+    script = f"""
         import json, sys
-        import bertlib, bertlib.text.tokenizer, bertlib.model.config, bertlib.io.downloads, bertlib.io.files
-        from bertlib import BertConfig
-        BertConfig.preset("tiny")
-        print(json.dumps(sorted(name for name in ("keras", "tensorflow", "jax", "torch") if name in sys.modules)))
+        import bertlib, keras
+        names = {sorted(name for names in source.values() for name in names)!r}
+        print(json.dumps({{name: getattr(keras.saving.get_registered_object("bertlib>" + name), "__module__", None)
+                          for name in names}}))
     """
-    assert run_python(script) == []
+    expected = {name: module for module, names in source.items() for name in names}
+    assert len(expected) >= 12 and "BertClassifier" in expected and "WarmupLinearDecay" in expected
+    assert run_python(script, backend="jax" if importlib.util.find_spec("jax") else "tensorflow") == expected
+
+
+# Blocks the named packages in a fresh process, as if they were not installed.
+BLOCKER = """
+import importlib.abc, sys
+
+class Blocker(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCK:
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked)", name=name)
+
+sys.meta_path.insert(0, Blocker())
+"""
+
+
+def run_without(blocked, script, tmp_path, keras_backend=None):
+    """`script` in a fresh process where `blocked` cannot be imported, with KERAS_BACKEND as given (unset by
+    default) and an empty Keras home (no keras.json: Keras' default, TensorFlow)."""
+    env = {key: value for key, value in os.environ.items() if key != "KERAS_BACKEND"}
+    env.update(PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="3", KERAS_HOME=str(tmp_path / "keras-home"),
+               PYTHONWARNINGS="default", **({"KERAS_BACKEND": keras_backend} if keras_backend else {}))
+    code = f"BLOCK = {tuple(blocked)!r}\n" + textwrap.dedent(BLOCKER) + textwrap.dedent(script)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=600)
+
+
+def test_with_no_backend_chosen_import_bertlib_takes_an_installed_one_and_says_so(tmp_path):
+    """`pip install bertlib jax`, KERAS_BACKEND unset, no keras.json (Keras would take TensorFlow): bertlib takes
+    JAX and says so in one warning line; with keras.json naming TensorFlow, the same."""
+    pytest.importorskip("jax")
+    script = """
+        import json, bertlib, keras
+        from bertlib import BertBackbone, BertConfig
+        print(json.dumps(keras.backend.backend()))
+    """
+    for keras_json in (None, {"backend": "tensorflow"}):
+        if keras_json:
+            (tmp_path / "keras-home").mkdir(exist_ok=True)
+            (tmp_path / "keras-home" / "keras.json").write_text(json.dumps(keras_json))
+        completed = run_without(["tensorflow"], script, tmp_path)
+        assert completed.returncode == 0, completed.stderr[-3000:]
+        assert json.loads(completed.stdout.splitlines()[-1]) == "jax"
+        said = [line for line in completed.stderr.splitlines() if "bertlib:" in line]
+        assert len(said) == 1 and "tensorflow" in said[0] and "is not installed; using the jax backend. Set " \
+            "KERAS_BACKEND to choose." in said[0], completed.stderr[-2000:]
+
+
+def test_with_no_backend_installed_import_bertlib_names_the_pip_commands(tmp_path):
+    completed = run_without(["tensorflow", "jax", "torch"], "import bertlib", tmp_path)
+    assert completed.returncode != 0
+    last = completed.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: bertlib needs a Keras backend: 'tensorflow' (Keras' default) is not "
+                           "installed; install one: pip install jax"), last
+    # KERAS_BACKEND names one that is not installed: bertlib keeps the choice and says what is installed
+    pytest.importorskip("jax")
+    completed = run_without(["tensorflow"], "import bertlib", tmp_path, keras_backend="tensorflow")
+    last = completed.stderr.strip().splitlines()[-1]
+    assert completed.returncode != 0 and "'tensorflow' (KERAS_BACKEND) is not installed; set KERAS_BACKEND to " \
+        "an installed one: jax" in last, last
 
 
 # What a core install (`pip install bertlib jax`) has, and nothing else: every package of an extra is blocked.
@@ -181,7 +264,7 @@ def test_a_core_install_runs_a_real_checkpoint_on_jax(minilm_dir, tmp_path):
     from safetensors.numpy import load_file
 
     from bertlib import BertConfig, WordPieceTokenizer
-    from bertlib_course import reference
+    from bertlib.model import reference
 
     pytest.importorskip("jax")
     script = f"""

@@ -33,7 +33,7 @@ from bertlib.finetune import tasks
 from bertlib.finetune.tasks._task import batch_inputs, length_bucketed_batches, row_lengths
 from bertlib.io.files import atomic_write, check_output_dir
 from bertlib.io.files import write_text_atomically as _write_text
-from bertlib.train import distribute, host, settings
+from bertlib.train import distribute, host, multihost, settings
 from bertlib.train.pretraining import PretrainSettings, seeded
 from bertlib.train.schedule import make_optimizer
 from bertlib.train.settings import setting
@@ -319,6 +319,8 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
     if run.init is None:
         raise ValueError("finetune needs INIT (init=, --init): a preset name, a .keras file or a Hugging Face folder.")
     task = tasks.get(run.task)
+    multihost.refuse("bertlib finetune", "fine-tuning runs in one process (the paper, §3.2: \"at most 1 hour on a "
+                     "single Cloud TPU\"); run it on one host without those variables")
     output_dir = check_output_dir(run.output_dir, "--output-dir", overwrite=run.overwrite,
                                   consequence="Nothing was trained.") if run.output_dir is not None else None
     host.configure_cpu()

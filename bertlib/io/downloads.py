@@ -40,6 +40,7 @@ import urllib.parse
 import zipfile
 from pathlib import Path
 
+from bertlib._lazy import MissingExtraError, import_extra
 from bertlib.io.files import cache_home
 
 REGISTRY_FILE = Path(__file__).with_name("registry.json")
@@ -213,7 +214,7 @@ def find(name, download=True):
     if download:
         try:
             return fetch(name, registry)
-        except DataIntegrityError:
+        except (DataIntegrityError, MissingExtraError):  # not the network's fault: said as it is
             raise
         except Exception as error:  # noqa: BLE001 - offline, refused, 404, DNS: requests' errors vary
             reason = f"the download failed: {type(error).__name__}: {error}"
@@ -312,8 +313,8 @@ def http_download(url, output_file, pooch=None, check_only=False):
     come in. A dropped connection is raised as requests' `ConnectionError`, which pooch retries; a timeout is a
     `DownloadTimeout`, which it does not (a stalled host rarely recovers within pooch's few seconds of waiting).
     """
-    import requests
-    import urllib3
+    requests = import_extra("requests", "data", "Downloading a dataset")
+    urllib3 = import_extra("urllib3", "data", "Downloading a dataset")
 
     try:
         response = requests.get(url, stream=True, timeout=(CONNECT_TIMEOUT_S, READ_TIMEOUT_S),
@@ -358,7 +359,7 @@ def http_download(url, output_file, pooch=None, check_only=False):
 
 
 def _progress_bar(total, url):
-    from tqdm.auto import tqdm
+    tqdm = import_extra("tqdm.auto", "data", "A download's progress bar").tqdm
 
     return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=_url_file_name(url), leave=True)
 
@@ -422,12 +423,7 @@ def _in_notebook():
 
 
 def _pooch():
-    try:
-        import pooch
-    except ImportError as error:
-        raise ImportError("bertlib downloads its datasets with `pooch`, which is not installed: "
-                          "`pip install pooch` (make lab and make test install it).") from error
-    return pooch
+    return import_extra("pooch", "data", "Downloading a dataset")
 
 
 # Command line --------------------------------------------------------------------------------------------------
@@ -455,7 +451,7 @@ def run(args):
                 print(f"{name}: downloading {' '.join(urls)}", flush=True)
                 folder = fetch(name, registry)
             print(f"{name}: {folder}", flush=True)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, MissingExtraError) as error:
         print(f"bertlib download: error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # noqa: BLE001 - a network failure, whatever requests calls it

@@ -18,16 +18,18 @@ except ImportError:  # Windows
     import msvcrt
 
 
-def atomic_write(path, write):
+def atomic_write(path, write, temporary_suffix=None):
     """Call `write(temporary_path)`, flush it to disk, then rename it onto `path`; returns `path`.
 
     The temporary file sits in `path`'s folder (a rename is atomic only within one file system) and keeps
-    `path`'s suffix, since Keras and numpy choose the format by it. On any error it is removed and `path` is
-    left as it was.
+    `path`'s suffix, since Keras and numpy choose the format by it; `temporary_suffix` replaces it where readers
+    find files by their suffix (TFRecord shards by `*.tfrecord`), so that a killed writer leaves nothing they
+    read. On any error it is removed and `path` is left as it was.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix or ".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.",
+                                         suffix=temporary_suffix or path.suffix or ".tmp")
     os.close(handle)
     try:
         write(temporary)
@@ -96,17 +98,21 @@ LOCK_NAME = ".bertlib.lock"
 
 
 @contextlib.contextmanager
-def exclusive_lock(folder, flag, command):
+def exclusive_lock(folder, flag, command, run=None):
     """Hold `folder`'s lock for the block, or raise `FolderInUse` at once when another run holds it.
 
     The lock is the operating system's (`flock` on Linux and macOS, `msvcrt.locking` on Windows) on the file
     `.bertlib.lock`, so it is released when the holder ends, also when it is killed; the file says who holds
-    it (process id, machine, start time), for the message of the run that is refused.
+    it (process id, machine, start time, and `run`), for the message of the run that is refused.
+
+    A run of several processes (`bertlib.train.multihost`) is held by its process 0 alone, with `run` naming the
+    run; the other processes read that name back (`lock_holder`) to know they share the folder with it.
 
     Args:
         folder: the folder (it must exist).
         flag: str, the option that named it ("--checkpoint-dir"), for the message.
         command: str, what holds it ("bertlib pretrain").
+        run: str or None, the run the lock is held for, written into the file.
     """
     path = Path(folder) / LOCK_NAME
     handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held until the block ends)
@@ -127,11 +133,21 @@ def exclusive_lock(folder, flag, command):
         handle.seek(0)
         handle.truncate()
         started = datetime.datetime.now().isoformat(timespec="seconds")
-        handle.write(f"{command}, process {os.getpid()} on {socket.gethostname()}, started {started}\n")
+        handle.write(f"{command}, process {os.getpid()} on {socket.gethostname()}, started {started}"
+                     f"{f', for {run}' if run else ''}\n")
         handle.flush()
+        os.fsync(handle.fileno())  # on a shared (network) folder, the other processes of the run read it next
         yield path
     finally:
         handle.close()  # closing releases the lock
+
+
+def lock_holder(folder):
+    """What `folder`'s lock file says about its holder ("" when there is none): see `exclusive_lock`."""
+    try:
+        return (Path(folder) / LOCK_NAME).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def cache_home():

@@ -1,6 +1,9 @@
 """The model, in the paper's order (§3, Figure 2): `config` (sizes and presets) -> `layers` (embeddings,
 self-attention, the encoder block) -> `backbone` (the encoder, the masked-LM and next-sentence heads, the
-pretrainer) -> `checkpoint` (Hugging Face weights in and out) and `presets` (keras-hub's preset folders)."""
+pretrainer) -> `checkpoint` (Hugging Face weights in and out) and `presets` (keras-hub's preset folders).
+Beside them: `inputs` (the model's input names and checks, `pretraining_batch`), `ops` (the speed-ups, each
+beside the plain form it replaces), `task` (the base of the models that wrap a backbone) and `reference` (a numpy
+BERT the tests compare the model with)."""
 
 from bertlib._lazy import attach
 
@@ -14,7 +17,7 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "BertPretrainer": "backbone",
     "MaskedLMHead": "backbone",
     "NextSentenceHead": "backbone",
-    "pretraining_batch": "backbone",
+    "pretraining_batch": "inputs",
     "load_hf_checkpoint": "checkpoint",
     "save_hf_checkpoint": "checkpoint",
 })

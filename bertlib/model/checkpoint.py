@@ -2,7 +2,7 @@
 
 No PyTorch is needed: safetensors stores plain arrays. `weight_map(layer)` is the one mapping between bertlib's
 variables and Hugging Face's names and layouts; loading, saving and `hf_weights` (the arrays the numpy reference
-`bertlib_course.reference` reads) all go through it.
+`bertlib.model.reference` reads) all go through it.
 """
 
 import json
@@ -67,7 +67,7 @@ def _read_config(path):
 #
 # Arrays are in the checkpoint's layout: a PyTorch `Linear` keeps its weight as (out_features, in_features), a
 # Keras `Dense` its kernel as (in, out), so kernels are transposed; our fused (H, 3H) query/key/value kernel is
-# three (H, H) weights, concatenated in the order query, key, value. `bertlib_course.reference` computes the
+# three (H, H) weights, concatenated in the order query, key, value. `bertlib.model.reference` computes the
 # forward pass on exactly these arrays.
 _QUERY_KEY_VALUE = ("query", "key", "value")
 
@@ -137,7 +137,7 @@ def weight_map(layer):
 def hf_weights(layer, dtype="float64"):
     """{Hugging Face name: numpy array in the checkpoint's layout} for a bertlib layer (see `weight_map`).
 
-    The arrays `bertlib_course.reference` reads, and what `save_hf_checkpoint` writes (in float32).
+    The arrays `bertlib.model.reference` reads, and what `save_hf_checkpoint` writes (in float32).
 
     Example:
     >>> weights = hf_weights(backbone)
@@ -172,7 +172,7 @@ def load_hf_checkpoint(path, dtype=None, attention="explicit"):
         attention: "explicit" or "fused".
 
     Example:
-    >>> backbone = load_hf_checkpoint(bertlib_course.paths.minilm_dir())
+    >>> backbone = load_hf_checkpoint("all-MiniLM-L6-v2")  # a folder: config.json, model.safetensors
     """
     from safetensors.numpy import load_file
 

@@ -42,8 +42,10 @@ class BertConfig:
             left-to-right baseline of §5.1, Table 5 ("LTR & No NSP"), same architecture otherwise.
 
     Example:
-    >>> BertConfig.preset("base").num_params()
-    109482240
+
+    ```python
+    BertConfig.preset("base").num_params()  # 109,482,240: BERT_BASE's "110M" (§3)
+    ```
     """
 
     num_layers: int = 2

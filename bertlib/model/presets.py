@@ -11,12 +11,11 @@ A preset is a folder, laid out as keras-hub lays out its own (`keras_hub.src.uti
 `from_preset` also takes the names of `BertConfig.preset` (random weights). Nothing is downloaded: bertlib
 has no preset hub. A Hugging Face BERT folder is named as such and sent to `load_hf_checkpoint`, not read:
 `bertlib.model.checkpoint` builds on `bertlib.model.backbone` (it makes the backbone and maps its weights), so a backbone
-method that called it would close an import cycle, which `tests/test_package.py` forbids (lazy imports
+method that called it would close an import cycle, which bertlib's tests forbid (lazy imports
 included). The tokenizer's `from_preset` does read a Hugging Face folder (vocab.txt, tokenizer_config.json).
 
 A preset folder is written whole, to a temporary sibling folder that is then renamed, so a reader sees the old
 folder or the new one, never half of one; a folder that is not empty is replaced only when asked to.
-Keras is imported inside the backbone's functions only: `bertlib.text.tokenizer` stays free of it.
 """
 
 import datetime

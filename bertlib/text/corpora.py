@@ -253,16 +253,13 @@ def _read_documents(path):
     return documents
 
 
-# Real pretraining corpora (optional: `pip install "bertlib[datasets]"`) -----------------------------------------------
+# Real pretraining corpora (optional: bertlib's datasets extra) ----------------------------------------------
 
 def _load_dataset(*args, **kwargs):
-    try:
-        import datasets
-    except ImportError as error:
-        raise ImportError(
-            "The real corpora are read with the Hugging Face `datasets` package, which is not installed. "
-            'Install it with `pip install "bertlib[datasets]"` (or `pip install datasets`), or use '
-            "bertlib.text.corpora.python_docs() / text_files(...) instead.") from error
+    from bertlib._lazy import import_extra
+
+    datasets = import_extra("datasets", "datasets", "Reading a real corpus from the Hugging Face Hub (python_docs() "
+                                                    "and text_files(...) need nothing)")
     try:
         return datasets.load_dataset(*args, **kwargs)
     except Exception as error:  # offline, hub down, dataset renamed: the library's own errors vary by version

@@ -18,11 +18,13 @@ The command `bertlib data` builds the arrays from a corpus and writes them as sh
 import importlib.util
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from bertlib._lazy import check_extras
 from bertlib.io.files import atomic_write, check_output_dir
 
 SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
@@ -32,6 +34,12 @@ MASK_KEYS = ("mask_positions", "mask_ids", "mask_weights")
 TFRECORD_NAMES = {"token_ids": "input_ids", "padding_mask": "input_mask", "segment_ids": "segment_ids",
                   "mask_positions": "masked_lm_positions", "mask_ids": "masked_lm_ids",
                   "mask_weights": "masked_lm_weights", "next_sentence_labels": "next_sentence_labels"}
+
+# A shard `write_tfrecords` names: PREFIX-INDEX-of-COUNT.tfrecord. While it is written it is a hidden temporary
+# file that does not end in .tfrecord (TEMPORARY_SUFFIX), renamed when complete: a reader that globs
+# `*.tfrecord`, ours or the original run_pretraining.py, never sees half a shard.
+SHARD_NAME = re.compile(r"(?P<prefix>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.tfrecord")
+TEMPORARY_SUFFIX = ".tfrecord.tmp"
 
 
 def default_tokenizer():
@@ -131,7 +139,7 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     Every batch is a dict of int32 (batch_size, seq) `token_ids, segment_ids, padding_mask`, int32
     (batch_size, max_predictions) `mask_positions, mask_ids`, float32 `mask_weights` and int32 (batch_size,)
     `next_sentence_labels`; the last incomplete batch of an epoch is dropped so every shape is static (TPUs
-    need that). Map it with `bertlib.model.backbone.pretraining_batch` for `BertPretrainer.fit`.
+    need that). Map it with `bertlib.model.inputs.pretraining_batch` for `BertPretrainer.fit`.
 
     The pipeline is a pure function of `seed` and the batch number: epoch `e` is shuffled with seed
     `(seed, e)` and batch `b` (counted from the start) is masked with seed `(seed, b)`. So each epoch gets
@@ -306,8 +314,9 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
 
     Features: `input_ids`, `input_mask`, `segment_ids`, `next_sentence_labels` and, when `arrays` holds a
     static mask, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`. Example i goes to shard
-    i % num_shards. Each shard is written to a temporary file in `out_dir`, then renamed (atomic).
-    Returns the list of shard paths.
+    i % num_shards. Each shard is written to a hidden temporary file in `out_dir` (`.NAME.XXXX.tfrecord.tmp`,
+    which no `*.tfrecord` glob matches), then renamed (atomic): a writer killed midway leaves complete shards
+    and temporary files, and `tfrecord_files` refuses a set that lacks shards. Returns the list of shard paths.
     """
     import tensorflow as tf
 
@@ -335,24 +344,70 @@ def write_tfrecords(arrays, out_dir, num_shards=1, prefix="pretraining"):
                         feature={TFRECORD_NAMES[key]: feature(key, row) for key in keys}))
                     writer.write(example.SerializeToString())
 
-        paths.append(atomic_write(path, write_shard))
+        paths.append(atomic_write(path, write_shard, temporary_suffix=TEMPORARY_SUFFIX))
     return paths
 
 
 
 
 def tfrecord_files(path):
-    """The sorted `*.tfrecord` shards at `path` (a file or a folder, local or `gs://`), or a clear error."""
+    """The sorted `*.tfrecord` shards at `path` (a file or a folder, local or `gs://`), or a clear error.
+
+    In a folder, hidden files (a writer's temporary files, also those an older bertlib named `.NAME.XXXX.tfrecord`)
+    are not shards. Shards named `PREFIX-INDEX-of-COUNT.tfrecord` must be complete sets: a folder that lacks some
+    (a `bertlib data` stopped midway, a partial copy) or mixes two writes of one prefix is refused with the
+    names, before anything trains on it.
+    """
     import tensorflow as tf
 
     path = str(path)
     if tf.io.gfile.isdir(path):
-        files = sorted(tf.io.gfile.glob(path.rstrip("/") + "/*.tfrecord"))
+        folder = path.rstrip("/")
+        files = sorted(name for name in tf.io.gfile.glob(folder + "/*.tfrecord")
+                       if not name.rsplit("/", 1)[-1].startswith("."))
+        unfinished = [name for pattern in (f"/.*{TEMPORARY_SUFFIX}", "/.*.tfrecord")
+                      for name in tf.io.gfile.glob(folder + pattern)]
+        if not files and unfinished:
+            raise FileNotFoundError(f"No finished .tfrecord shards at {path}, only the temporary files of a write "
+                                    f"that did not finish ({sorted(unfinished)[:3]}); run `bertlib data` again "
+                                    "with --overwrite.")
+        check_shard_sets(files, path)
     else:
         files = [path] if tf.io.gfile.exists(path) else []
     if not files:
         raise FileNotFoundError(f"No .tfrecord files at {path}; expected a file or a folder of shards.")
     return files
+
+
+def check_shard_sets(files, path):
+    """A ValueError naming the shards missing from each `PREFIX-*-of-COUNT.tfrecord` set among `files`, and the
+    sets of one prefix written with different counts; files named otherwise are not checked."""
+    sets = {}
+    for name in files:
+        match = SHARD_NAME.fullmatch(name.rsplit("/", 1)[-1])
+        if match:
+            sets.setdefault((match["prefix"], int(match["count"])), set()).add(int(match["index"]))
+    problems = []
+    for (prefix, count), indices in sorted(sets.items()):
+        missing = [f"{prefix}-{index:05d}-of-{count:05d}.tfrecord" for index in range(count) if index not in indices]
+        stray = sorted(index for index in indices if index >= count)
+        if missing:
+            listing = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            problems.append(f"{len(missing)} of the {count} shards {prefix}-*-of-{count:05d}.tfrecord are missing "
+                            f"({listing})")
+        if stray:
+            problems.append(f"{prefix}-{stray[0]:05d}-of-{count:05d}.tfrecord numbers a shard beyond its set of "
+                            f"{count}")
+    counts = {}
+    for prefix, count in sets:
+        counts.setdefault(prefix, []).append(count)
+    problems += [f"the shards {prefix}-*.tfrecord come from writes of {sorted(found)} shards" for prefix, found
+                 in sorted(counts.items()) if len(found) > 1]
+    if problems:
+        raise ValueError(f"The TFRecords at {path} are not one finished write: {'; '.join(problems)}. A `bertlib "
+                         "data` stopped before it finished, or an incomplete copy, leaves such a folder; nothing "
+                         "was trained on it. Write the shards again (`bertlib data --overwrite`) or copy the "
+                         "missing ones.")
 
 
 def tfrecord_spec(files):
@@ -528,6 +583,7 @@ def _run(args):
     from bertlib.text.masking import MaskedLMMasker
     from bertlib.text.tokenizer import WordPieceTokenizer
 
+    check_extras("bertlib data", data=["tqdm"], tensorflow=["tensorflow"])  # progress bars, TFRecords
     check_arguments(args)
     documents = corpora.python_docs() if args.corpus == ["python-docs"] else corpora.text_files(args.corpus)
     if not documents:
@@ -542,8 +598,8 @@ def _run(args):
         arrays.update(masked)
     if args.num_shards > len(arrays["token_ids"]):
         raise ValueError(f"--num-shards {args.num_shards} exceeds the {len(arrays['token_ids'])} instances built.")
-    for old in Path(args.out).glob("*.tfrecord"):  # --overwrite: never mix two runs' shards
-        old.unlink()
+    for old in [*Path(args.out).glob("*.tfrecord"), *Path(args.out).glob(".*" + TEMPORARY_SUFFIX)]:
+        old.unlink()  # --overwrite: never mix two runs' shards; a killed write's temporary files go too
     paths = write_tfrecords(arrays, args.out, num_shards=args.num_shards)
     summary = {"instances": len(arrays["token_ids"]), "documents": len(documents),
                "tokens": int(arrays["padding_mask"].sum()),

@@ -14,8 +14,9 @@ def tokenize_documents(documents, tokenizer, progress=False):
     Sentences that tokenize to nothing (empty or whitespace) are dropped, then documents left empty.
     """
     if progress:
-        from tqdm.auto import tqdm
+        from bertlib._lazy import import_extra
 
+        tqdm = import_extra("tqdm.auto", "data", "A progress bar").tqdm
         documents = tqdm(documents, desc="tokenizing documents", unit="doc")
     token_documents = []
     for document in documents:

@@ -18,7 +18,7 @@ and `[UNK]`. A special token written literally in the text (`"Paris is the [MASK
 that token, as the checkpoint's own Hugging Face tokenizer does.
 
 This module matches the `tokenizer.json` of the real uncased checkpoint (the Hugging Face `BertNormalizer` +
-`BertPreTokenizer` + `WordPiece`) id for id; `tests/library/test_tokenizer.py` checks it on every GLUE sentence.
+`BertPreTokenizer` + `WordPiece`) id for id; the library's tests check it on every GLUE sentence.
 `WordPieceTokenizer.encode` is the readable pure-Python path; `encode_batch` and `pack_batch` are the same
 algorithm with an ASCII shortcut and a per-word cache, for pipelines. `bertlib.text.vocabulary` learns a new
 vocabulary from text.

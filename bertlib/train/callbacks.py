@@ -175,11 +175,14 @@ class Checkpointing(keras.callbacks.Callback):
         every: int, steps between checkpoints.
         progress: the run's `RunProgress`.
         say: callable printing a line, or None.
+        writer: bool, whether this process writes the checkpoints. In a run over several processes only process 0
+            does (`bertlib.train.multihost`); every process restores from the same folder.
     """
 
-    def __init__(self, folder, fingerprint, settings, every, progress, say=None):
+    def __init__(self, folder, fingerprint, settings, every, progress, say=None, writer=True):
         super().__init__()
         self.folder = Path(folder) if folder else None
+        self.writer = writer
         self.fingerprint, self.settings, self.every = fingerprint, settings, every
         self.progress, self.say = progress, say or (lambda text: None)
         self.restored = None  # the record of the checkpoint `restore` loaded
@@ -218,6 +221,9 @@ class Checkpointing(keras.callbacks.Callback):
         step = self.progress.step
         if self.folder is None or not (step % self.every == 0 or step == self.progress.steps):
             return
+        if not self.writer:  # process 0 writes it; the variables are the same in every process
+            self.progress.last_checkpoint = self.folder / checkpoint_name(step)
+            return
         state = {"format": CHECKPOINT_FORMAT, "step": step, "phase": self.progress.phase,
                  "seq_length": self.progress.seq_length, "fingerprint": self.fingerprint,
                  "settings": self.settings, "last_interval": self.progress.history[-1]}
@@ -248,7 +254,7 @@ def save_checkpoint(checkpoint_dir, pretrainer, state):
     """Write `ckpt-STEP.npz` (model and optimizer variables, and `state`), point `latest.json` at it, and keep
     the `CHECKPOINTS_KEPT` newest checkpoints up to this step (a newer file is never removed)."""
     checkpoint_dir = Path(checkpoint_dir)
-    name = f"ckpt-{state['step']:08d}.npz"
+    name = checkpoint_name(state["step"])
     state = dict(state, checkpoint=name)
     arrays = {f"model/{key}": np.asarray(variable.numpy())
               for key, variable in zip(variable_keys(pretrainer.variables), pretrainer.variables)}
@@ -262,6 +268,11 @@ def save_checkpoint(checkpoint_dir, pretrainer, state):
     for old in older[:-CHECKPOINTS_KEPT]:
         old.unlink()
     return checkpoint_dir / name
+
+
+def checkpoint_name(step):
+    """The file name of the checkpoint at `step`."""
+    return f"ckpt-{step:08d}.npz"
 
 
 def _step_of(name):

@@ -4,10 +4,12 @@ Pod configuration (16 TPU chips total)" for BERT_BASE, 16 Pods for BERT_LARGE).
 `get_strategy(kind)` returns a `tf.distribute.Strategy` for the TensorFlow backend. Every replica holds a
 copy of the weights and gets `global_batch / replicas` examples of each batch; gradients are averaged over
 replicas, so the step is the same as one device running the whole global batch (up to float rounding and
-the per-replica mean of the masked-LM loss, see `tests/library/test_distribute.py`).
+the per-replica mean of the masked-LM loss, which the library's tests measure).
 
 On the JAX backend the same data parallelism is `keras.distribution.DataParallel`; `data_parallel()`
-returns it. On PyTorch, bertlib runs on one device.
+returns it. It also spans several processes, one per host (a TPU pod slice, GPU nodes): `bertlib.train.multihost`
+joins them, the mesh holds every host's devices, and `local_rows` gives each process its rows of every global
+batch. On PyTorch, bertlib runs on one device. TensorFlow has no multi-worker kind (`NO_MULTI_WORKER`).
 
 `distributed(kind)` is the one way to say where models live, on every backend: a context manager that opens
 the strategy's scope (TensorFlow) or sets `DataParallel` (JAX), and says how many replicas there are.
@@ -18,12 +20,20 @@ Example:
 >>> per_replica_batch_size(256, placement)    # 32 on 8 TPU cores
 """
 
-import json
+import contextlib
 import os
 
 from bertlib.train import host
 
-STRATEGY_KINDS = ("auto", "tpu", "gpus", "multiworker", "mirrored-cpu", "cpu")
+STRATEGY_KINDS = ("auto", "tpu", "gpus", "mirrored-cpu", "cpu")
+
+# Keras 3's `fit` cannot train under TensorFlow's MultiWorkerMirroredStrategy: even a one-layer model fails in its
+# first step with "Attempt to convert a value (PerReplica:{...}) with an unsupported type" (Keras 3.15, TensorFlow
+# 2.21; keras-team/keras#20585). Several machines train on the JAX backend instead (`bertlib.train.multihost`).
+NO_MULTI_WORKER = ("Keras 3 cannot train one model over several TensorFlow workers (MultiWorkerMirroredStrategy "
+                   "fails in fit: keras-team/keras#20585). Run the processes on the JAX backend instead: "
+                   "KERAS_BACKEND=jax with KERAS_DISTRIBUTION_JOB_ADDRESSES, KERAS_DISTRIBUTION_NUM_PROCESSES and "
+                   "KERAS_DISTRIBUTION_PROCESS_ID (docs/full_size_pretraining.md)")
 
 
 def get_strategy(kind="auto", tpu=None):
@@ -36,11 +46,14 @@ def get_strategy(kind="auto", tpu=None):
               environment variables `COLAB_TPU_ADDR` or `TPU_NAME`), "local" is the TPU of a Cloud TPU VM,
               any other string is the name (or grpc:// address) of a TPU or TPU Pod slice;
             - `"gpus"`: `MirroredStrategy` over every local GPU;
-            - `"multiworker"`: `MultiWorkerMirroredStrategy`, the cluster read from `TF_CONFIG`;
             - `"mirrored-cpu"`: `MirroredStrategy` over the logical CPUs (split first with
               `split_cpu(n)`, before TensorFlow starts), for tests of the multi-replica path;
             - `"cpu"`: one device, TensorFlow's default strategy (no replicas, no wrapping);
-            - `"auto"`: the first of tpu, gpus (or one GPU), multiworker, cpu that this machine has.
+            - `"auto"`: the first of tpu, gpus (or one GPU), cpu that this machine has.
+
+            There is no multi-worker kind: Keras 3 cannot train with TensorFlow's `MultiWorkerMirroredStrategy`
+            (`NO_MULTI_WORKER`), and `TF_CONFIG` in the environment is refused with that message. Several
+            machines train on JAX (`bertlib.train.multihost`).
 
         tpu: str or None, the TPU to use for "tpu" (and for "auto", where a value forces the TPU).
 
@@ -49,6 +62,8 @@ def get_strategy(kind="auto", tpu=None):
     """
     if kind not in STRATEGY_KINDS:
         raise ValueError(f"Unknown strategy {kind!r}; expected one of {list(STRATEGY_KINDS)}.")
+    if os.environ.get("TF_CONFIG") and kind != "tpu":
+        raise RuntimeError(f"TF_CONFIG is set, but {NO_MULTI_WORKER}; or unset TF_CONFIG to train on this machine.")
     host.configure_cpu()
     import tensorflow as tf
 
@@ -64,9 +79,6 @@ def get_strategy(kind="auto", tpu=None):
             raise RuntimeError("strategy 'gpus' needs at least one GPU, but TensorFlow sees none "
                                "(tf.config.list_logical_devices('GPU') is empty). Use 'cpu' or 'auto'.")
         return tf.distribute.MirroredStrategy([gpu.name for gpu in gpus])
-    if kind == "multiworker":
-        _check_tf_config()
-        return tf.distribute.MultiWorkerMirroredStrategy()
     if kind == "mirrored-cpu":
         cpus = tf.config.list_logical_devices("CPU")
         if len(cpus) < 2:
@@ -84,18 +96,23 @@ class Placement:
     """Where models live: what `distributed()` returns. A context manager that can be entered again and again.
 
     Attributes:
-        name: str, "tpu", "mirrored", "multiworker" or "one-device" (TensorFlow), "jax-data-parallel" or
+        name: str, "tpu", "mirrored" or "one-device" (TensorFlow), "jax-data-parallel" or
             "one-device" (JAX), "torch" (PyTorch).
         num_replicas: int, copies of the model that each take a share of every batch.
         backend: str, the Keras backend.
         devices: tuple of str, the kind of each device used ("CPU", "GPU", "TPU").
         strategy: the `tf.distribute.Strategy` on TensorFlow, else None.
         distribution: the `keras.distribution.DataParallel` on JAX with several devices, else None.
+        processes: int, the processes (hosts) the replicas span: 1 but for a multi-process JAX run
+            (`bertlib.train.multihost`).
+        process_index: int, this process's number among them (0 writes the run's files).
     """
 
-    def __init__(self, name, num_replicas, backend, devices, strategy=None, distribution=None):
+    def __init__(self, name, num_replicas, backend, devices, strategy=None, distribution=None, processes=1,
+                 process_index=0):
         self.name, self.num_replicas, self.backend = name, num_replicas, backend
         self.devices, self.strategy, self.distribution = tuple(devices), strategy, distribution
+        self.processes, self.process_index = processes, process_index
         self._entered = []  # what each open `with` must undo, innermost last
 
     @property
@@ -138,7 +155,8 @@ class Placement:
         return False
 
     def __repr__(self):
-        return f"Placement({self.name!r}, {self.num_replicas} replica(s), {self.backend}, devices={self.devices})"
+        over = f", {self.processes} processes" if self.processes > 1 else ""
+        return f"Placement({self.name!r}, {self.num_replicas} replica(s){over}, {self.backend}, devices={self.devices})"
 
 
 def distributed(kind="auto", tpu=None):
@@ -202,7 +220,7 @@ def _tensorflow_placement(strategy):
     if is_tpu(strategy):
         name = "tpu"
     elif isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        name = "multiworker"
+        raise RuntimeError(f"A MultiWorkerMirroredStrategy was given: {NO_MULTI_WORKER}.")
     elif isinstance(strategy, tf.distribute.MirroredStrategy):
         name = "mirrored"
     else:
@@ -223,9 +241,6 @@ def _jax_placement(kind, tpu):
     if tpu not in (None, "", "local"):
         raise RuntimeError(f"On the JAX backend the TPU is the one JAX sees (jax.devices()); tpu={tpu!r} cannot "
                            "name another. Use TensorFlow's TPUStrategy for a remote TPU, or run on the TPU VM.")
-    if kind == "multiworker":
-        raise RuntimeError("strategy 'multiworker' is TensorFlow's (TF_CONFIG). On JAX, start every host with "
-                           "keras.distribution.initialize() and use kind 'auto'.")
     platform = {"tpu": "tpu", "gpus": "gpu", "mirrored-cpu": "cpu", "cpu": "cpu"}.get(kind)  # "auto": None
     seen = sorted({device.platform for device in jax.devices()})
     if platform in ("tpu", "gpu") and platform not in seen:
@@ -238,10 +253,17 @@ def _jax_placement(kind, tpu):
         raise RuntimeError("strategy 'mirrored-cpu' needs at least 2 CPU devices, JAX has 1. Start Python with "
                            "XLA_FLAGS=--xla_force_host_platform_device_count=2 (or more) in the environment.")
     kinds = [device.split(":")[0].upper() for device in devices]
+    processes = jax.process_count()
+    if processes > 1 and kind == "cpu":
+        raise RuntimeError(f"strategy 'cpu' is one device, but this run has {processes} processes, each with its own "
+                           "devices: use 'auto' (or 'tpu', 'gpus', 'mirrored-cpu') to train on all of them.")
     if len(devices) < 2:
         return Placement("one-device", 1, "jax", kinds)
-    distribution = keras.distribution.DataParallel(devices=devices)
-    return Placement("jax-data-parallel", len(devices), "jax", kinds, distribution=distribution)
+    # Several processes: each gives Keras its own rows of every global batch (`local_rows`), so Keras must not
+    # shard the input again.
+    distribution = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=processes == 1)
+    return Placement("jax-data-parallel", len(devices), "jax", kinds, distribution=distribution, processes=processes,
+                     process_index=jax.process_index())
 
 
 def _torch_placement(kind):
@@ -267,8 +289,6 @@ def _detect_kind(tpu):
         return "gpus"
     if len(gpus) == 1:
         return "one-gpu"
-    if os.environ.get("TF_CONFIG"):
-        return "multiworker"
     return "cpu"
 
 
@@ -301,20 +321,6 @@ def _tpu_strategy(tpu):
         tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
-
-
-def _check_tf_config():
-    text = os.environ.get("TF_CONFIG")
-    if not text:
-        raise RuntimeError("strategy 'multiworker' needs the TF_CONFIG environment variable "
-                           '(e.g. {"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
-                           '"task": {"type": "worker", "index": 0}}) on every machine.')
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise RuntimeError(f"TF_CONFIG is not valid JSON ({error}): {text!r}") from error
-    if "cluster" not in config or "task" not in config:
-        raise RuntimeError(f"TF_CONFIG must have 'cluster' and 'task' keys, got {sorted(config)}.")
 
 
 def split_cpu(num_devices):
@@ -391,6 +397,63 @@ def _flatten_specs(spec, path=""):
             yield from _flatten_specs(value, f"{path}/{index}" if path else str(index))
     elif spec is not None:
         yield path, spec
+
+
+def local_rows(batches, placement, batch_size):
+    """This process's rows of every global batch of `batches` (a tf.data dataset or an iterable of numpy
+    batches), for a placement over several processes; `batches` itself for one process.
+
+    Every process builds the same global batch (the pipeline is a pure function of the seed and the batch number,
+    and the masks are drawn for the whole batch) and keeps the rows its own devices hold, so the step trains on
+    exactly the examples one process would: the split Keras' `DataParallel.distribute_dataset` makes for a tf.data
+    dataset (rebatch, then shard by process), written once for both kinds of input. Keras then assembles the
+    global batch from the processes' rows (`jax.make_array_from_process_local_data`).
+    """
+    if placement.processes == 1:
+        return batches
+    start, stop = _process_rows(placement, batch_size)
+    import keras
+
+    def cut(batch):
+        return keras.tree.map_structure(lambda column: column[start:stop], batch)
+
+    if hasattr(batches, "element_spec"):  # tf.data: the structure (x, y, sample_weight) arrives unpacked
+        return batches.map(lambda *batch: cut(batch if len(batch) > 1 else batch[0]))
+    return (cut(batch) for batch in batches)
+
+
+@contextlib.contextmanager
+def this_process_only(placement):
+    """A block that one process runs alone (process 0 saving a `.keras` file), in a run over several processes.
+
+    Keras' saving makes new variables (a fresh optimizer, to list what to save), and under the run's
+    `DataParallel` a new variable is placed on every process's devices, which waits for the other processes,
+    who are not saving. Inside the block no distribution is set: new variables stay on this process, and the
+    run's own variables, the same in every process, are read from this process's copy.
+    """
+    if placement.processes == 1:
+        yield
+        return
+    import keras
+
+    previous = keras.distribution.distribution()
+    keras.distribution.set_distribution(None)
+    try:
+        yield
+    finally:
+        keras.distribution.set_distribution(previous)
+
+
+def _process_rows(placement, batch_size):
+    """`(start, stop)`: the rows of a global batch that this process's devices hold in the data layout."""
+    layout = placement.distribution.get_data_layout((batch_size,)).backend_layout
+    rows = [index[0] for index in layout.addressable_devices_indices_map((batch_size,)).values()]
+    start, stop = min(row.start or 0 for row in rows), max(row.stop or batch_size for row in rows)
+    if stop - start != batch_size // placement.processes:
+        raise RuntimeError(f"process {placement.process_index}'s devices hold rows {start}-{stop} of a batch of "
+                           f"{batch_size}, not one contiguous share; bertlib needs each process's devices next to "
+                           "each other in jax.devices().")
+    return start, stop
 
 
 def data_parallel():

@@ -133,7 +133,9 @@ def configure_cpu(threads=None):
 
     OpenMP threads (PyTorch's CPU kernels) also wait passively (OMP_WAIT_POLICY=PASSIVE): spinning, their default,
     made a tiny model's PyTorch step 20-50x slower on a 2-core machine shared with other processes (2.8 s against
-    60-70 ms, bench/RESULTS.md). That setting must be in place before PyTorch is imported.
+    60-70 ms, bench/RESULTS.md). OpenMP reads it when PyTorch is imported, which `import bertlib` does on the
+    PyTorch backend: set it in the environment before that (the course's `setup()` does); the thread count is
+    set through `torch.set_num_threads` when PyTorch is already imported.
 
     Call it before TensorFlow runs its first operation (`get_strategy`, `pretrain`, `finetune` and the
     course notebooks do); later, TensorFlow's pools exist and cannot change, and the call says so. The other
@@ -169,6 +171,10 @@ def configure_cpu(threads=None):
                 print(f"bertlib: TensorFlow started before configure_cpu(); it keeps its own thread pools "
                       f"instead of {intra} x {inter}. Call bertlib.train.host.configure_cpu() first "
                       "(in a fresh process or notebook kernel).", file=sys.stderr)
+    if "torch" in sys.modules:  # imported with Keras (`import bertlib` imports it), before OMP_NUM_THREADS was set
+        import torch
+
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     _CONFIGURED.update(intra_op=intra, inter_op=inter, applied=applied)  # so the warning comes once
     return dict(_CONFIGURED)
 
@@ -181,7 +187,7 @@ def configure_compile_cache(directory=None, max_bytes=2 << 30):
     cache keys a program by its computation, not by the model object, so a second model of the same
     architecture, a re-run cell or the same chapter tomorrow loads the compiled program instead (a second
     2-layer model's first step: 1.1 s instead of 5.8 s, bench/RESULTS.md). A loaded program is the same
-    program, so the numbers do not change (tests/library/test_distribute.py compares the weights bit for bit).
+    program, so the numbers do not change (the library's tests compare the weights bit for bit).
     Only programs that took a second or more to compile are kept (JAX's default), and the least recently used
     are evicted past `max_bytes` where the `filelock` package is installed (JAX needs it for eviction).
 

@@ -81,7 +81,7 @@ def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence):
     """What `fit` trains one phase on, from a `phase_arrays` source: a tf.data pipeline of the examples in memory
     or streamed from TFRecords, or, where TensorFlow is not installed, `data.pretraining_batches` (numpy, the same
     batches in another shuffled order), each mapped by `pretraining_batch`."""
-    from bertlib.model.backbone import pretraining_batch
+    from bertlib.model.inputs import pretraining_batch
     from bertlib.text import data
 
     for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)

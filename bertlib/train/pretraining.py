@@ -21,6 +21,9 @@ options, and the checkpoint records it. `pretrain()` composes the parts (our imp
   folder with a lock, so a second run on the same folder is refused instead of mixing the two.
 * At the end `backbone.keras` and `pretrainer.keras` are saved in the checkpoint folder
   (`bertlib finetune --init DIR/backbone.keras`).
+* Several processes (hosts, on JAX; `bertlib.train.multihost`): started with Keras' `KERAS_DISTRIBUTION_*` variables,
+  they first agree on the folder, its lock, the settings and the data, then train one model on one global batch,
+  each process on its rows of it; process 0 writes every file, every process restores from the same folder.
 
 Example:
 >>> result = pretrain(preset="tiny", corpus="python-docs", steps=600, checkpoint_dir="runs/tiny")
@@ -38,6 +41,7 @@ import hashlib
 import json
 import math
 import random
+import socket
 import sys
 import tempfile
 import time
@@ -48,7 +52,7 @@ import keras
 from bertlib.io import files
 from bertlib.io.files import atomic_write
 from bertlib.text.data import fit_batches, has_tensorflow
-from bertlib.train import distribute, settings
+from bertlib.train import distribute, multihost, settings
 from bertlib.train.callbacks import (
     Checkpointing,
     ProgressLog,
@@ -86,6 +90,8 @@ class PretrainSettings:
                             type=str, nargs="+", resume=True)
     preset: str = setting("tiny", "model size when no config is given: tiny, mini, small, medium, base, large")
     steps: int = setting(600, "total optimizer steps (the paper: 1,000,000)")
+    change_steps: bool = setting(False, "resume a checkpoint with a --steps other than its own, which moves the "
+                                 "learning rate's decay (and the long phase); without it such a resume is refused")
     batch_size: int = setting(16, "global batch, all replicas together (the paper: 256)", resume=True)
     seq_length: int = setting(128, "sequence length (the paper: 128 for 90%% of the steps)", resume="seq_lengths")
     long_seq_length: int = setting(512, "sequence length of the last --long-fraction of the steps",
@@ -248,16 +254,26 @@ def pretrain(settings_=None, /, *, tokenizer=None, config=None, on_progress=None
     Returns:
         dict: step, loss, mlm_loss, mlm_accuracy, nsp_loss, nsp_accuracy (last interval), tokens_per_second,
         seconds, checkpoint (path or None), backbone (the .keras path or None), resumed_from, replicas,
-        strategy, policy, history (list of progress records), and `pretrainer` (the model).
+        processes (1, or the processes of a multi-host run), strategy, policy, history (list of progress records),
+        and `pretrainer` (the model).
     """
     run = _settings(settings_, settings_by_name)
+    processes = multihost.connect("bertlib pretrain")  # None for one process; before JAX uses a device
+    if processes is None:
+        return _pretrain(run, None, tokenizer, config, on_progress, verbose)
+    with processes.failing_together():  # a process that fails alone ends at once: the others stop on its silence
+        return _pretrain(run, processes, tokenizer, config, on_progress, verbose)
+
+
+def _pretrain(run, processes, tokenizer, config, on_progress, verbose):
+    """`pretrain`'s run, in this process (one of `processes`, or the only one when that is None)."""
     check_corpus(run.corpus)
-    say = functools.partial(print, flush=True) if verbose else None
-    folder = files.check_writable_dir(run.checkpoint_dir, "--checkpoint-dir", "Nothing was trained.") \
-        if run.checkpoint_dir else None
+    writer = processes is None or processes.is_writer  # process 0 writes the run's files, every process reads them
+    say = functools.partial(print, flush=True) if verbose and writer else None
+    folder = _checked_folder(run, processes)
     with contextlib.ExitStack() as stack:
         if folder is not None:
-            stack.enter_context(files.exclusive_lock(folder, "--checkpoint-dir", "bertlib pretrain"))
+            _hold_folder(stack, folder, processes)
         placement = stack.enter_context(_placement(run))  # the whole run inside: build, restore and fit
         stack.enter_context(_dtype_policy(run.precision, placement))
         model_name = _describe(config) if config is not None else run.preset
@@ -266,9 +282,13 @@ def pretrain(settings_=None, /, *, tokenizer=None, config=None, on_progress=None
         _check_model_fits(run, tokenizer, config)
         progress = RunProgress(run.steps, warmup_linear_decay(run.learning_rate, run.warmup_steps, run.steps),
                                run.batch_size)
-        checkpointing = Checkpointing(folder, run_fingerprint(run, config, tokenizer), settings.record(run),
-                                      run.checkpoint_every, progress, say)
+        fingerprint = run_fingerprint(run, config, tokenizer)
+        checkpointing = Checkpointing(folder, fingerprint, settings.record(run), run.checkpoint_every, progress, say,
+                                      writer=writer)
         latest = checkpointing.check(run.steps)  # before the data is built: a wrong resume fails fast
+        settings.check_resumed_steps(run, latest, say)
+        if processes is not None:
+            _check_same_run(processes, run, fingerprint, latest)
         sources = phase_arrays(run.corpus, tokenizer, [length for length, _, _ in run.phase_plan], run.seed,
                                run.stream)
         pretrainer = build_pretrainer(run, config, progress.schedule, placement)
@@ -277,11 +297,12 @@ def pretrain(settings_=None, /, *, tokenizer=None, config=None, on_progress=None
             if run.log_interval != run.log_every:
                 say(f"logging every {run.log_interval} steps, so that a checkpoint falls every "
                     f"{run.checkpoint_every} steps")
+            over = f" in {placement.processes} processes" if placement.processes > 1 else ""
             say(f"pretraining {model_name} ({config.num_params():,} backbone parameters) for {run.steps} steps, "
-                f"batch {run.batch_size} over {placement.num_replicas} replica(s) ({placement.name}), "
+                f"batch {run.batch_size} over {placement.num_replicas} replica(s){over} ({placement.name}), "
                 f"policy {keras.config.dtype_policy().name}")
-        tensorboard = folder is not None and has_tensorflow()  # its event files are written by tf.summary
-        if folder is not None and not tensorboard and say:
+        tensorboard = folder is not None and writer and has_tensorflow()  # its event files are written by tf.summary
+        if folder is not None and writer and not has_tensorflow() and say:
             say("TensorFlow is not installed: no TensorBoard logs (the result's history keeps every progress record)")
         callbacks = [StepCounter(progress), StopOnNaN(progress), ProgressLog(progress, on_progress, say),
                      *([TensorBoardScalars(folder / "logs", progress)] if tensorboard else []), checkpointing]
@@ -291,8 +312,59 @@ def pretrain(settings_=None, /, *, tokenizer=None, config=None, on_progress=None
         if folder is not None:
             if progress.last_checkpoint is None and latest is not None:
                 result["checkpoint"] = str(folder / checkpointing.restored["checkpoint"])
-            result["backbone"] = str(_save_final_models(folder, pretrainer) / "backbone.keras")
+            with distribute.this_process_only(placement):
+                exported = _save_final_models(folder, pretrainer) if writer else folder
+            result["backbone"] = str(exported / "backbone.keras")
+        if processes is not None:
+            processes.barrier("end of pretraining")  # every process returns once process 0 has written the exports
         return result
+
+
+def _checked_folder(run, processes):
+    """The checkpoint folder, made and checked writable by every process before any long work (or None)."""
+    if not run.checkpoint_dir:
+        return None
+    if processes is None:
+        return files.check_writable_dir(run.checkpoint_dir, "--checkpoint-dir", "Nothing was trained.")
+    problem = None
+    try:
+        files.check_writable_dir(run.checkpoint_dir, "--checkpoint-dir", "Nothing was trained.")
+    except ValueError as error:
+        problem = f"{error} [host {socket.gethostname()}]"
+    processes.agree("checkpoint folder", problem)
+    return Path(run.checkpoint_dir)
+
+
+def _hold_folder(stack, folder, processes):
+    """Hold the checkpoint folder for the run: its lock (`files.exclusive_lock`) refuses a second run. Over several
+    processes, process 0 holds it in the name of the run, and the others check they see that very lock, i.e. that
+    the folder is one folder shared by every process."""
+    if processes is None:
+        stack.enter_context(files.exclusive_lock(folder, "--checkpoint-dir", "bertlib pretrain"))
+        return
+    run_name = multihost.run_id(processes)
+    problem = None
+    if processes.is_writer:
+        try:
+            stack.enter_context(files.exclusive_lock(folder, "--checkpoint-dir", "bertlib pretrain",
+                                                     run=f"run {run_name} of {processes.count} processes"))
+        except files.FolderInUse as error:
+            problem = str(error)
+    processes.agree("checkpoint folder lock", problem)
+    if not processes.is_writer and run_name not in files.lock_holder(folder):
+        problem = (f"--checkpoint-dir {folder} on host {socket.gethostname()} is not the folder process 0 holds "
+                   "(its lock names another run, or none): every process must see one shared folder (a network "
+                   "file system mounted at the same path)")
+    processes.agree("shared checkpoint folder", problem)
+
+
+def _check_same_run(processes, run, fingerprint, latest):
+    """Every process was started with the same settings, model, vocabulary and corpus, and finds the same
+    checkpoint to resume: else one line names what differs, in every process."""
+    record = {**settings.record(run), "model config": fingerprint["config"], "vocabulary": fingerprint["vocabulary"],
+              "corpus contents": multihost.corpus_identity(run.corpus),
+              "checkpoint to resume": latest["checkpoint"] if latest else None}
+    processes.check_same("settings or data", record)
 
 
 def _settings(given, by_name):
@@ -372,6 +444,7 @@ def train_phases(pretrainer, run, sources, tokenizer, start_step, progress, call
                                 start_batch=first - phase_start, next_sentence=run.next_sentence)
         if distribute.is_tpu(placement) and hasattr(dataset, "element_spec"):  # numpy batches: static by design
             distribute.check_static_shapes(dataset)
+        dataset = distribute.local_rows(dataset, placement, run.batch_size)  # over several processes: this one's
         if run.input_chunk and hasattr(dataset, "element_spec"):  # after the check, which reads tf.data's shapes
             dataset = fit_batches(dataset, run.input_chunk)
         progress.start_phase(index, seq_length, first, phase_end)
@@ -390,7 +463,8 @@ def _summary(progress, latest, start_step, seconds, placement, pretrainer):
     tokens = sum(record["tokens_per_second"] * record["seconds"] for record in timed)
     result["tokens_per_second"] = tokens / sum(record["seconds"] for record in timed) if timed else None
     result.update(seconds=seconds, checkpoint=str(progress.last_checkpoint) if progress.last_checkpoint else None,
-                  backbone=None, replicas=placement.num_replicas, strategy=placement.name,
+                  backbone=None, replicas=placement.num_replicas, processes=placement.processes,
+                  strategy=placement.name,
                   policy=keras.config.dtype_policy().name, history=progress.history, pretrainer=pretrainer)
     return result
 

@@ -5,7 +5,8 @@ Each field is declared with `setting(default, help, ...)`. From that one declara
 - the command-line options (`add_arguments(parser, PretrainSettings)`: `--batch-size` from `batch_size`, with
   its default, type and help),
 - the record a run keeps (`record(settings)`: the JSON a checkpoint or `metrics.json` stores),
-- the settings a resumed run must keep (`resume_fields`: fields declared with `resume=True`).
+- the settings a resumed run must keep (`resume_fields`: fields declared with `resume=True`), and what a resume
+  with other total steps would change (`check_resumed_steps`).
 
 The dataclass checks its values in `__post_init__` and raises a ValueError naming the value and the rule, so
 a bad setting is refused before any work starts, from Python and from the command line alike.
@@ -22,6 +23,7 @@ Settings(steps=10, vocab=None)
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 
@@ -65,7 +67,7 @@ def add_arguments(parser, settings_class):
         if not meta.get("cli", True):
             continue
         option = meta["flag"] or "--" + field.name.replace("_", "-")
-        options = {"dest": field.name, "help": meta["help"] or None}
+        options = {"dest": field.name, "help": _help_with_default(meta["help"], field.default) or None}
         if isinstance(field.default, bool):  # a switch: its flag turns the default around
             options["action"] = "store_false" if field.default else "store_true"
         else:
@@ -78,6 +80,23 @@ def add_arguments(parser, settings_class):
                 options["default"] = list(field.default) if isinstance(field.default, tuple) else field.default
         parser.add_argument(option, **options)
     return parser
+
+
+# A help text's closing reference value: "(the paper: 1,000,000)", "(A.3: 2, 3 or 4)", "(A.4.6: 0.8)".
+_REFERENCE_VALUE = re.compile(r" \((the paper|A\.[\d.]+|§[\d.]+):? (.+)\)$")
+
+
+def _help_with_default(help_text, default):
+    """`help_text` with the option's default, beside the paper's value where the help ends with one:
+    "total optimizer steps (default: 600; the paper: 1,000,000)". Switches, required options and None show none."""
+    if default in (None, dataclasses.MISSING) or isinstance(default, bool):
+        return help_text
+    shown = " ".join(map(str, default)) if isinstance(default, (tuple, list)) else str(default)
+    shown = shown.replace("%", "%%")  # argparse formats help texts with %
+    reference = _REFERENCE_VALUE.search(help_text)
+    if reference:
+        return f"{help_text[:reference.start()]} (default: {shown}; {reference.group(1)}: {reference.group(2)})"
+    return f"{help_text} (default: {shown})" if help_text else f"default: {shown}"
 
 
 def from_arguments(settings_class, args):
@@ -163,3 +182,46 @@ def check_strategy(owner, value, kinds):
 def check_choice(owner, name, value, choices):
     if value not in choices:
         raise ValueError(f"{owner}.{name} must be one of {list(choices)}, got {value!r}.")
+
+
+def check_resumed_steps(run, latest, say=None):
+    """Resuming `latest` (a checkpoint's record) with another `run.steps` moves the run's schedule: the learning
+    rate decays linearly to 0 at `steps` (A.2), and the long phase starts `long_fraction` before it. Without
+    `run.change_steps` that is refused with a ValueError saying what would change; with it, `say` (a progress
+    line) tells what does. Nothing happens for a fresh run or the same steps.
+
+    Extending a finished run is the legitimate use (a run of 1,000 steps continued to 2,000): the rate, which had
+    decayed to 0, goes back up to where the longer schedule has it. nanoGPT and Keras would change the schedule
+    silently; here it is a decision the command line states.
+    """
+    recorded = (latest or {}).get("settings", {}).get("steps")
+    if recorded is None or recorded == run.steps:
+        return
+    from bertlib.train.phases import phase_plan
+    from bertlib.train.schedule import warmup_linear_decay
+
+    step = latest["step"]
+    rates = [float(warmup_linear_decay(run.learning_rate, run.warmup_steps, total)(step))
+             for total in (recorded, run.steps)]
+    long_starts = [plan[1][1] if len(plan) > 1 else "none" for plan in
+                   (phase_plan(total, run.long_fraction, run.seq_length, run.long_seq_length)
+                    for total in (recorded, run.steps))]
+
+    def changes(would):
+        def verb(conditional, present):
+            return conditional if would else present
+
+        text = (f"the learning rate at step {step} {verb('would be', 'is')} {rates[1]:.3g} instead of {rates[0]:.3g} "
+                f"and {verb('reach', 'reaches')} 0 at step {run.steps} instead of {recorded}")
+        if long_starts != ["none", "none"]:
+            text += (f", and the {run.long_seq_length}-token phase {verb('would start', 'starts')} at step "
+                     f"{long_starts[1]} instead of {long_starts[0]}")
+        return text
+
+    if not run.change_steps:
+        raise ValueError(f"{run.checkpoint_dir} holds a run of --steps {recorded}, now at step {step}; resuming it "
+                         f"with --steps {run.steps} would change its schedule: {changes(would=True)}. Nothing was "
+                         f"trained: resume with --steps {recorded}, or pass --change-steps to train on with the new "
+                         "schedule.")
+    if say:
+        say(f"resuming a run of --steps {recorded} with --steps {run.steps} (--change-steps): {changes(would=False)}")

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import warnings
 
-from bertlib.train import distribute, host
 from bertlib_course.progress import progress, progress_callback  # noqa: F401 (the chapters' API)
 
 # Where the course lives, for the Colab badge and install cell. Change both here and in README.md if you fork.
@@ -65,8 +64,13 @@ def setup(seed=0, lang=None, threads=None):
         dict, `environment_report()` with the "strategy" (placement name) and "replicas" added.
     """
     quiet_logs()
+    # Importing bertlib imports Keras and its backend. PyTorch's OpenMP threads read their wait policy then:
+    # spinning, their default, makes a tiny model's step crawl on a busy machine (bertlib.train.host.configure_cpu).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import_tensorflow_quietly()  # before bertlib imports Keras, which starts TensorFlow
+    from bertlib.train import host
+
     host.configure_cpu(threads)
-    import_tensorflow_quietly()  # before anything imports Keras, which starts TensorFlow
     host.configure_compile_cache()
     seed_everything(seed)
     if lang:
@@ -180,6 +184,8 @@ def distributed(kind="auto", tpu=None):
     The placement is made once per kind and reused, so a TPU is initialized once per notebook.
     """
     import keras
+
+    from bertlib.train import distribute
 
     key = (kind, tpu, keras.backend.backend())
     if key not in _PLACEMENTS:

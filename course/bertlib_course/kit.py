@@ -17,7 +17,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from bertlib.io import downloads
 from bertlib_course import messages, paths
 from coursekit.grading import needs
 
@@ -29,6 +28,14 @@ _CHECKPOINT_MISSING = "checkpoint is not installed"  # paths.minilm_dir's FileNo
 PASSED_VARIABLES = ("BERTLIB_DATA",)
 
 
+def _downloads():
+    """`bertlib.io.downloads`, imported when a hook needs it: importing bertlib imports Keras and its backend,
+    which a `coursekit` command that asks for no data (`i18n check`, `exercises build`) need not wait for."""
+    from bertlib.io import downloads
+
+    return downloads
+
+
 @dataclass(frozen=True, order=True)
 class Need(needs.Need):
     """A dataset of the registry (`Need("dataset", "wnli")`) or the checkpoint package (`Need("checkpoint")`): the
@@ -37,7 +44,7 @@ class Need(needs.Need):
     @property
     def what(self):
         if self.kind == "dataset":
-            title = downloads.spec_of(self.name).get("title", self.name)
+            title = _downloads().spec_of(self.name).get("title", self.name)
             return f"{title.split(':')[0]} (dataset {self.name})"
         return f"the all-MiniLM-L6-v2 checkpoint (the {CHECKPOINT_PACKAGE} package)"
 
@@ -48,7 +55,7 @@ class Need(needs.Need):
     def present(self):
         """Whether this machine has it where the kernel will look (the sandbox shows it the same folders)."""
         if self.kind == "dataset":
-            return downloads.locate(self.name) is not None
+            return _downloads().locate(self.name) is not None
         try:
             paths.minilm_dir()
         except FileNotFoundError:
@@ -72,8 +79,8 @@ def call_need(call):
         return "unresolvable"
     try:
         if is_find:
-            return Need("dataset", downloads.expand([argument.value])[0])
-        return Need("dataset", downloads.name_of_folder(f"glue/{argument.value}"))
+            return Need("dataset", _downloads().expand([argument.value])[0])
+        return Need("dataset", _downloads().name_of_folder(f"glue/{argument.value}"))
     except ValueError:
         return "unresolvable"
 
@@ -84,7 +91,7 @@ def error_need(error_name, message):
     if error_name == "DataNotFoundError":
         match = _DATASET_MISSING.match(message)
         try:
-            return Need("dataset", downloads.expand([match.group(1)])[0]) if match else None
+            return Need("dataset", _downloads().expand([match.group(1)])[0]) if match else None
         except ValueError:
             return None
     return Need("checkpoint") if error_name == "FileNotFoundError" and _CHECKPOINT_MISSING in message else None
@@ -95,19 +102,19 @@ def refusal_note(lacking):
     names = [need.name for need in lacking if need.kind == "dataset"]
     if not names:
         return ""
-    looked = "; ".join(f"{label}: {root or 'not set'}" for label, root in downloads.places())
+    looked = "; ".join(f"{label}: {root or 'not set'}" for label, root in _downloads().places())
     return (f"Datasets are looked for where bertlib looks ({looked}); `bertlib download {' '.join(names)}` fetches "
             f"them all into the cache, or set BERTLIB_DATA to a folder that holds them (laid out as glue/WNLI/...).")
 
 
 def data_folders():
     """The folders the library reads datasets and cached models from: `$BERTLIB_DATA`'s, then the user cache."""
-    return [root for _, root in downloads.places() if root is not None]
+    return [root for _, root in _downloads().places() if root is not None]
 
 
 def kernel_environment():
     """The grader's cache as the kernel's (shown read-only: the kernel's own home is empty), and its data folders."""
-    return {"BERTLIB_CACHE": str(downloads.cache_home()),
+    return {"BERTLIB_CACHE": str(_downloads().cache_home()),
             **{name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ}}
 
 

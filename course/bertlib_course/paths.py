@@ -10,8 +10,6 @@ the Makefile and `tests/conftest.py` put `shared/data` into `$BERTLIB_DATA` when
 
 from pathlib import Path
 
-from bertlib.io import downloads
-
 
 def squad_dir():
     """The `squad` folder of the first `$BERTLIB_DATA` folder that has one, or None.
@@ -19,6 +17,8 @@ def squad_dir():
     CI's data folder holds `squad/dev-v2.0-small.json`, 14 questions of the official v2.0 dev file; without it a
     chapter finds the whole dev set by name (`downloads.find("squad_v2")`).
     """
+    from bertlib.io import downloads  # here: importing bertlib imports Keras
+
     for label, root in downloads.places():
         if label == "BERTLIB_DATA" and root is not None and (root / "squad").is_dir():
             return root / "squad"

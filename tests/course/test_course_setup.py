@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tools.repo_paths import REPO_ROOT as REPO
 
 SET_BY_SETUP = ("TF_CPP_MIN_LOG_LEVEL", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS",
@@ -38,8 +40,8 @@ def test_setup_quiets_seeds_sizes_threads_and_says_what_runs():
     script = f"""
         import json, logging, os, random, warnings
         import bertlib_course as course
+        report = course.setup(seed=3)  # first, as in every chapter: importing bertlib imports Keras
         from bertlib.train import host
-        report = course.setup(seed=3)
         first = random.random()
         course.setup(seed=3)
         print(json.dumps({{"report": report, "repeat": first == random.random(),
@@ -113,3 +115,26 @@ def test_an_exercise_notebooks_set_up_cells_print_no_tensorflow_line():
                for line in output.get("text", "").splitlines()]
     assert printed and printed[0].startswith("bertlib course: tensorflow backend"), printed
     assert printed[1:] == [], printed  # no oneDNN notice, no CUDA probe, no absl preamble
+
+
+@pytest.mark.slow
+def test_chapter_00_reports_eight_replicas_on_eight_simulated_jax_devices():
+    """A Colab TPU v2-8 has 8 cores; with 8 simulated CPU devices chapter 00's set-up and environment cells
+    say "jax-data-parallel with 8 replica(s)"."""
+    pytest.importorskip("jax")
+    import nbformat
+    from nbclient import NotebookClient
+
+    chapter = nbformat.read(REPO / "notebooks" / "00_big_picture.ipynb", as_version=4)
+    code = [cell for cell in chapter.cells if cell.cell_type == "code"]
+    environment_cell = next(cell for cell in code if "course.environment_report()" in cell.source)
+    chapter.cells = code[:2] + [environment_cell]  # install (nothing off Colab), set-up, environment
+    NotebookClient(chapter, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(REPO / "notebooks")}}).execute(
+        env={**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(REPO),
+             "OMP_WAIT_POLICY": "PASSIVE", "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
+             "BERTLIB_FAST": "1"})
+    printed = "".join(output.get("text", "") for cell in chapter.cells for output in cell.outputs)
+    assert "jax-data-parallel with 8 replica(s) on CPU" in printed  # the set-up line
+    assert "strategy     jax-data-parallel with 8 replica(s)" in printed  # the environment cell
+    assert not any(output.output_type == "error" for cell in chapter.cells for output in cell.outputs)

@@ -3,6 +3,9 @@ folder found beside the package (CI's `../shared`, `$BERTLIB_SHARED`), which a w
 
 import os
 
+import pytest
+
+import bertlib_course as course
 from bertlib_course import paths
 
 
@@ -23,3 +26,16 @@ def test_squad_dir_ignores_ci_shared_folder_and_the_cache(tmp_path, monkeypatch)
     assert paths.squad_dir() is None
     monkeypatch.delenv("BERTLIB_DATA")
     assert paths.squad_dir() is None
+
+
+def test_glue_task_dir_finds_through_the_librarys_mechanism(tmp_path, monkeypatch):
+    """`course.glue_task_dir` finds a GLUE task where `bertlib.io.downloads` does: in a `$BERTLIB_DATA` folder."""
+    monkeypatch.delenv("BERTLIB_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "mine" / "glue" / "SST-2"
+    folder.mkdir(parents=True)
+    (folder / "dev.tsv").write_text("sentence\tlabel\n")
+    monkeypatch.setenv("BERTLIB_DATA", str(tmp_path / "mine"))
+    assert course.glue_task_dir("SST-2") == folder
+    with pytest.raises(ValueError, match="glue/SST-5"):
+        course.glue_task_dir("SST-5")

@@ -1,5 +1,5 @@
 """Real weights: all-MiniLM-L6-v2 (a BERT-architecture checkpoint) against keras-hub and the numpy reference
-(`bertlib_course.reference`, run on the checkpoint's own arrays)."""
+(`bertlib.model.reference`, run on the checkpoint's own arrays)."""
 
 import json
 import shutil
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from bertlib import BertBackbone, BertConfig
+from bertlib.model import reference
 from bertlib.model.checkpoint import hf_weights, load_hf_checkpoint, save_hf_checkpoint
-from bertlib_course import reference
 
 PAIRS = [
     ("Who invented the telephone?", "Alexander Graham Bell invented the telephone in 1876."),
@@ -76,7 +76,7 @@ def raw_weights(minilm_dir):
 
 
 def test_matches_numpy_reference(minilm_dir, backbone, real_inputs):
-    """bertlib's backbone against `bertlib_course.reference`, numpy only, run on the raw checkpoint arrays."""
+    """bertlib's backbone against `bertlib.model.reference`, numpy only, run on the raw checkpoint arrays."""
     expected = reference.bert(raw_weights(minilm_dir), backbone.config, real_inputs)
     real = real_inputs["padding_mask"].astype(bool)
     np.testing.assert_allclose(sequence_output(backbone, real_inputs)[real], expected["sequence_output"][real],

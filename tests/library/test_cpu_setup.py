@@ -156,34 +156,6 @@ def test_bfloat16_pretraining_matches_float32():
     assert abs(losses["mixed_bfloat16"] - losses["float32"]) <= 0.02 * losses["float32"], losses
 
 
-def test_dropout_is_keras_dropout_in_float32():
-    from bertlib.model.layers import Dropout
-
-    x = np.random.default_rng(0).normal(size=(4, 16, 32)).astype("float32")
-    ours, theirs = Dropout(0.1, seed=7), keras.layers.Dropout(0.1, seed=7)
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours(x, training=True)),
-                                  keras.ops.convert_to_numpy(theirs(x, training=True)))
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours(x, training=False)), x)
-    with pytest.raises(ValueError, match="noise_shape"):
-        Dropout(0.1, noise_shape=(None, 1, 32))
-
-
-def test_dropout_under_mixed_bfloat16_draws_a_float32_mask():
-    from bertlib.model.layers import Dropout
-
-    layer = Dropout(0.25, seed=3, dtype="mixed_bfloat16")
-    x = np.ones((64, 128, 32), "float32")
-    y = layer(x, training=True)
-    assert keras.backend.standardize_dtype(y.dtype) == "bfloat16"
-    values = keras.ops.convert_to_numpy(keras.ops.cast(y, "float32"))
-    kept = values != 0
-    assert abs(kept.mean() - 0.75) < 0.01  # 262,144 draws: a 0.75 keep rate within 1 point
-    np.testing.assert_allclose(values[kept], 1 / 0.75, rtol=1e-2)  # the survivors are scaled up (bfloat16 rounding)
-    second = keras.ops.convert_to_numpy(keras.ops.cast(layer(x, training=True), "float32")) != 0
-    assert (second != kept).mean() > 0.2  # a new mask each call
-    assert keras.ops.convert_to_numpy(keras.ops.cast(layer(x, training=False), "float32")).min() == 1
-
-
 def test_training_pipelines_switch_off_the_autotuner_on_cpus(on_cpu):
     # With tf.data's autotuner on, a tiny model's fit on 2 cores alternated between both cores and one
     # (bench/threads.py); bertlib's pipelines carry options that switch it off where there is no accelerator.

@@ -3,6 +3,7 @@
 import argparse
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,7 +197,7 @@ def test_fit_batches_are_the_datasets_batches_taken_out_in_chunks(arrays, masker
     and at the end of a finite dataset whose last chunk is short."""
     import keras
 
-    from bertlib.model.backbone import pretraining_batch
+    from bertlib.model.inputs import pretraining_batch
 
     dataset = data.pretraining_dataset(arrays, 8, masker, seed=2).map(pretraining_batch)
     assert data.fit_batches(dataset) is dataset  # this test process runs on TensorFlow
@@ -297,6 +298,66 @@ def test_streamed_tfrecords_keep_a_static_mask_and_name_bad_input(arrays, masker
         data.stream_tfrecords(tmp_path / "dynamic", 8, masker, start_batch=-1)
 
 
+def written_shards(arrays, folder, num_shards, monkeypatch):
+    """`write_tfrecords` into `folder`, returning the shard paths and the temporary files it wrote them to."""
+    temporaries = []
+    real_writer = tf.io.TFRecordWriter
+
+    def recording_writer(path, *args, **kwargs):
+        temporaries.append(Path(path))
+        return real_writer(path, *args, **kwargs)
+
+    monkeypatch.setattr(tf.io, "TFRecordWriter", recording_writer)
+    paths = data.write_tfrecords(arrays, folder, num_shards=num_shards)
+    monkeypatch.undo()
+    return paths, temporaries
+
+
+def test_a_write_killed_midway_leaves_nothing_a_reader_takes(arrays, masker, tmp_path, monkeypatch):
+    # What a writer killed while writing leaves is its temporary file, half written: here a truncated copy of a
+    # shard under each temporary name the writer used, and under an older bertlib's name `.NAME.XXXX.tfrecord`.
+    paths, temporaries = written_shards(arrays, tmp_path, 3, monkeypatch)
+    assert len(temporaries) == 3 and not any(path.exists() for path in temporaries)  # renamed onto the shards
+    for temporary in temporaries:  # hidden, and no `*.tfrecord` glob (ours, run_pretraining.py's) matches it
+        assert temporary.parent == tmp_path and temporary.name.startswith(".")
+        assert not temporary.name.endswith(".tfrecord") and not temporary.match("*.tfrecord")
+    complete = data.read_tfrecords(tmp_path)
+    half = paths[0].read_bytes()[:len(paths[0].read_bytes()) // 2]
+    for temporary in [*temporaries, tmp_path / ".pretraining-00000-of-00003.x1y2z3.tfrecord"]:
+        temporary.write_bytes(half)
+    assert data.tfrecord_files(tmp_path) == [str(path) for path in paths]
+    again = data.read_tfrecords(tmp_path)  # with the broken files read, this raised DataLossError
+    assert all(np.array_equal(again[key], complete[key]) for key in complete)
+    streamed = next(iter(data.stream_tfrecords(tmp_path, 8, masker, seed=0)))
+    assert streamed["token_ids"].shape == (8, SEQ_LENGTH)
+
+    for path in paths:  # killed before its first shard was renamed: only temporary files, said so
+        path.unlink()
+    with pytest.raises(FileNotFoundError, match="only the temporary files of a write that did not finish"):
+        data.read_tfrecords(tmp_path)
+
+
+def test_a_folder_that_lacks_shards_is_refused_with_their_names(arrays, masker, tmp_path, monkeypatch):
+    paths, _ = written_shards(arrays, tmp_path / "gaps", 5, monkeypatch)
+    paths[1].unlink()
+    paths[3].unlink()
+    expected = ("2 of the 5 shards pretraining-\\*-of-00005.tfrecord are missing \\(pretraining-00001-of-00005"
+                ".tfrecord, pretraining-00003-of-00005.tfrecord\\)")
+    for read in (data.read_tfrecords, data.tfrecord_files, lambda path: data.stream_tfrecords(path, 8, masker)):
+        with pytest.raises(ValueError, match=expected):
+            read(tmp_path / "gaps")
+    # Two writes of one prefix in one folder (with 2 and 3 shards) are not one set, even where each is complete.
+    data.write_tfrecords(arrays, tmp_path / "mixed", num_shards=2)
+    data.write_tfrecords(arrays, tmp_path / "mixed", num_shards=3)
+    with pytest.raises(ValueError, match=r"the shards pretraining-\*.tfrecord come from writes of \[2, 3\] shards"):
+        data.read_tfrecords(tmp_path / "mixed")
+    # Complete sets of two prefixes (two corpora's shards side by side) and shards named otherwise are read.
+    data.write_tfrecords(arrays, tmp_path / "two", num_shards=2, prefix="wiki")
+    data.write_tfrecords(arrays, tmp_path / "two", num_shards=3, prefix="books")
+    (tmp_path / "two" / "extra.tfrecord").write_bytes((tmp_path / "two" / "wiki-00000-of-00002.tfrecord").read_bytes())
+    assert len(data.tfrecord_files(tmp_path / "two")) == 6
+
+
 @pytest.mark.slow
 def test_the_batches_train_a_tiny_pretrainer(arrays, masker):
     from bertlib.model import BertBackbone, BertPretrainer, pretraining_batch
@@ -355,3 +416,18 @@ def test_cli_writes_shards_and_prints_a_json_summary(tmp_path, capsys):
     assert summary["instances"] > 0 and len(summary["shards"]) == 2
     read = data.read_tfrecords(out)
     assert len(read["token_ids"]) == summary["instances"] and read["mask_positions"].shape[1] == 4
+
+    # A write killed midway left a shard of another --num-shards and a temporary file: --overwrite replaces
+    # both, so the folder is one finished write again.
+    data.write_tfrecords(read, out, num_shards=3)
+    (out / "pretraining-00001-of-00003.tfrecord").unlink()
+    leftover = out / ".pretraining-00002-of-00003.k3j9x1.tfrecord.tmp"
+    leftover.write_bytes(b"half a shard")
+    with pytest.raises(ValueError, match="not one finished write"):
+        data.read_tfrecords(out)
+    arguments = ["--corpus", str(corpus), "--out", str(out), "--max-seq-length", "24", "--num-shards", "2"]
+    assert data.run(parser.parse_args(arguments)) == 2  # without --overwrite: refused, the folder holds shards
+    assert "is not empty" in capsys.readouterr().err
+    assert data.run(parser.parse_args([*arguments, "--overwrite"])) == 0
+    assert sorted(path.name for path in out.iterdir()) == [f"pretraining-0000{k}-of-00002.tfrecord" for k in (0, 1)]
+    assert len(data.read_tfrecords(out)["token_ids"]) == json.loads(capsys.readouterr().out)["instances"]

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-import bertlib_course as course
 from bertlib import cli
 from bertlib.io import downloads
 from tools import serve_mirror
@@ -415,16 +414,6 @@ def test_unknown_names_and_groups(places):
     assert downloads.expand(["glue"])[:2] == ["cola", "sst2"]
     with pytest.raises(ValueError, match="Unknown dataset 'sst5'.*'sst2'"):
         downloads.expand(["sst5"])
-
-
-def test_glue_task_dir_finds_through_the_same_mechanism(places, monkeypatch):
-    folder = places["root"] / "mine" / "glue" / "SST-2"
-    folder.mkdir(parents=True)
-    (folder / "dev.tsv").write_text("sentence\tlabel\n")
-    monkeypatch.setenv("BERTLIB_DATA", str(places["root"] / "mine"))
-    assert course.glue_task_dir("SST-2") == folder
-    with pytest.raises(ValueError, match="glue/SST-5"):
-        course.glue_task_dir("SST-5")
 
 
 def test_cli_download_then_list(places, host, capsys):

@@ -1,5 +1,6 @@
 """Fine-tuning: heads, batching, INIT handling, the grid, and end-to-end runs on real data."""
 
+import dataclasses
 import json
 import logging
 import os
@@ -375,10 +376,11 @@ def test_strategy_option_is_pretrains_and_an_unknown_one_is_refused_before_any_w
 
     parser, ours = _options(finetuning.add_arguments)
     _, pretrains = _options(pretraining.add_arguments)
-    for name in ("strategy", "tpu"):  # one declaration: the same flag, choices and help (plus finetune's default)
+    declared = {field.name: field.metadata["help"] for field in dataclasses.fields(pretraining.PretrainSettings)}
+    for name in ("strategy", "tpu"):  # one declaration: the same flag, choices and help (each with its default)
         assert ours[name].option_strings == pretrains[name].option_strings
         assert ours[name].choices == pretrains[name].choices
-        assert ours[name].help.startswith(pretrains[name].help)
+        assert ours[name].help.startswith(declared[name]) and pretrains[name].help.startswith(declared[name])
     assert tuple(ours["strategy"].choices) == distribute.STRATEGY_KINDS
     required = ["--task", "sst2", "--init", "tiny"]
     parse = lambda *options: settings.from_arguments(finetuning.FinetuneSettings,  # noqa: E731

@@ -36,3 +36,23 @@ def test_unknown_pooling_is_named():
                                        vocabulary_size=30, max_sequence_length=8))
     with pytest.raises(ValueError, match="pooling='max'"):
         BertClassifier(backbone, num_outputs=2, pooling="max")
+
+
+@pytest.mark.parametrize("name", ["BertClassifier", "BertSpanExtractor", "BertMultipleChoice"])
+def test_the_task_models_are_where_users_look_and_their_examples_run(name):
+    """`from bertlib import BertClassifier` (and `bertlib.finetune.BertClassifier`), and the docstring's example
+    runs as written: its names are imported in it, its shapes are the ones printed."""
+    import doctest
+
+    import bertlib
+    import bertlib.finetune
+    from bertlib.finetune.tasks import heads
+
+    model_class = getattr(heads, name)
+    assert getattr(bertlib, name) is model_class and getattr(bertlib.finetune, name) is model_class
+    assert name in bertlib.__all__ and name in bertlib.finetune.__all__
+    finder = doctest.DocTestFinder(recurse=False)
+    (test,) = finder.find(model_class, name, globs={})  # no names given: the example imports its own
+    assert test.examples, f"{name} has no example"
+    result = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test)
+    assert result.failed == 0 and result.attempted == len(test.examples)

@@ -551,7 +551,7 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_previous_one(first_run, t
         assert [name for name, _ in skipped] == ["ckpt-00000012.npz"]
 
     newest.write_bytes(intact[:1000])  # and through pretrain(): it resumes at step 6 and says why
-    resumed = pretraining.pretrain(steps=18, checkpoint_dir=run, **settings)
+    resumed = pretraining.pretrain(steps=18, change_steps=True, checkpoint_dir=run, **settings)
     assert resumed["resumed_from"] == 6 and resumed["step"] == 18
     assert "ckpt-00000012.npz could not be read" in capfd.readouterr().err
 
@@ -602,8 +602,8 @@ def _run_python(script, timeout=300, **kwargs):
 
 @pytest.mark.timeout(600)
 def test_a_process_that_imports_bertlib_layers_first_saves_and_loads_a_backbone(tmp_path):
-    # Keras' first import ran bertlib's registration hook while bertlib.model.layers was half-run: bertlib.model could
-    # not import, a warning said so, and a BertBackbone saved elsewhere did not load in such a process.
+    # A process whose first bertlib import is a submodule still registers every class (bertlib/__init__ runs
+    # first and imports them): a BertBackbone saved elsewhere loads there, with no warning.
     script = f"""
         import bertlib.model.layers  # the first bertlib import of the process
         import keras

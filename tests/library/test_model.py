@@ -1,4 +1,4 @@
-"""Layers, backbone and heads, against brute force and the numpy reference (`bertlib_course.reference`, run on the
+"""Layers, backbone and heads, against brute force and the numpy reference (`bertlib.model.reference`, run on the
 layers' weights through `bertlib.model.checkpoint.hf_weights`). Runs unchanged on the TensorFlow and JAX backends (see
 test_backends.py)."""
 
@@ -19,8 +19,8 @@ from bertlib import (
     TransformerEncoderBlock,
     pretraining_batch,
 )
+from bertlib.model import reference
 from bertlib.model.checkpoint import hf_weights
-from bertlib_course import reference
 from tests.helpers import run_layer_test
 
 RNG = np.random.default_rng(0)
@@ -358,15 +358,40 @@ def test_the_width_is_read_from_the_input():
 def test_initializers_are_serialized(layer_cls, init_kwargs, input_shape):
     layer = layer_cls(**init_kwargs, kernel_initializer=keras.initializers.Constant(0.25), bias_initializer="ones")
     config = layer.get_config()
-    assert config["kernel_initializer"]["class_name"] == "Constant" and config["bias_initializer"] == "ones"
+    assert config["kernel_initializer"]["class_name"] == "Constant" and config["bias_initializer"]["class_name"] == "Ones"
     rebuilt = layer_cls.from_config(config)
     rebuilt(np.ones(input_shape, "float32"))
     kernels = [w for w in rebuilt.weights if w.name == "kernel"]
     biases = [w for w in rebuilt.weights if w.name == "bias"]
     assert kernels and all(np.all(keras.ops.convert_to_numpy(w) == 0.25) for w in kernels)
     assert biases and all(np.all(keras.ops.convert_to_numpy(w) == 1.0) for w in biases)
-    default = layer_cls(**init_kwargs).get_config()["kernel_initializer"]
-    assert default["class_name"] == "TruncatedNormal" and default["config"]["stddev"] == 0.02
+    assert layer_cls(**init_kwargs).get_config()["kernel_initializer"] is None  # BERT's own, made in build()
+
+
+def test_the_default_initializer_is_berts_truncated_normal():
+    """Every weight matrix starts as a normal of standard deviation 0.02 cut at two deviations (the released
+    code's `create_initializer`); biases and LayerNorm offsets at 0, LayerNorm scales at 1."""
+    block = TransformerEncoderBlock(num_heads=4, intermediate_dim=256)
+    block.build((None, None, 64))
+    for kernel in (block.self_attention.query_key_value.kernel, block.intermediate_dense.kernel):
+        values = keras.ops.convert_to_numpy(kernel)
+        truncated_std = 0.02 * 0.8796  # the standard deviation of a unit normal cut at +-2, times 0.02
+        assert np.abs(values).max() <= 0.04 and abs(values.std() - truncated_std) < 0.05 * truncated_std
+    assert not keras.ops.convert_to_numpy(block.intermediate_dense.bias).any()
+    assert np.all(keras.ops.convert_to_numpy(block.output_layer_norm.gamma) == 1)
+
+
+def test_layer_configs_saved_by_bertlib_0_2_still_load():
+    """bertlib 0.2 kept initializers as Keras' serialized dicts, BERT's default spelled out; they still load."""
+    saved = {"name": "block", "trainable": True, "dtype": "float32", "num_heads": 2, "intermediate_dim": 16,
+             "dropout": 0.1, "layer_norm_epsilon": 1e-12, "attention": "explicit", "activation": "gelu",
+             "causal": False, "bias_initializer": "zeros",
+             "kernel_initializer": {"module": "keras.initializers", "class_name": "TruncatedNormal",
+                                    "config": {"mean": 0.0, "stddev": 0.02, "seed": None}, "registered_name": None}}
+    block = TransformerEncoderBlock.from_config(saved)
+    assert isinstance(block.kernel_initializer, keras.initializers.TruncatedNormal)
+    assert block.kernel_initializer.stddev == 0.02
+    assert tuple(block(np.ones((1, 3, 8), "float32")).shape) == (1, 3, 8)
 
 
 def test_embedding_initializer_is_serialized():

@@ -1,11 +1,12 @@
-"""The step's cheaper formulations (issue 37, item 3) against the computations they replace."""
+"""`bertlib.model.ops`, the model's faster formulations, each against the plain computation it replaces."""
+
+import copy
 
 import keras
 import numpy as np
 import pytest
 
-from bertlib.model.backbone import top1_accuracy, top1_accuracy_metric
-from bertlib.model.layers import gather_positions, gelu
+from bertlib.model.ops import MaskedLMLoss, gather_positions, top1_accuracy, top1_accuracy_metric
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 50), (6, 2)])
@@ -38,14 +39,6 @@ def test_gather_positions_is_take_along_axis(axis):
     index = positions.reshape((3,) + (1,) * (axis - 1) + (6,) + (1,) * (x.ndim - axis - 1))
     expected = np.take_along_axis(x, index, axis=axis)
     np.testing.assert_array_equal(keras.ops.convert_to_numpy(gather_positions(x, positions, axis=axis)), expected)
-
-
-def test_gelu_sigmoid_form_is_the_tanh_form():
-    x = np.linspace(-8, 8, 2001).astype("float32")
-    tanh_form = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x.astype("float64") ** 3)))
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(gelu(x, approximate=True)), tanh_form, atol=2e-6)
-    exact = keras.ops.convert_to_numpy(keras.activations.gelu(x, approximate=False))
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(gelu(x)), exact)
 
 
 def train_tiny_pretrainer(**compile_kwargs):
@@ -83,8 +76,6 @@ def test_pretrainer_history_keeps_keras_accuracy_values():
 
 def test_masked_lm_loss_is_keras_sparse_categorical_crossentropy():
     """The pretrainer's loss on (rows, vocabulary) logits: the values of Keras' loss on the 3-D logits."""
-    from bertlib.model.backbone import MaskedLMLoss
-
     rng = np.random.default_rng(3)
     logits = rng.normal(scale=3.0, size=(5, 4, 37)).astype("float32")
     labels = rng.integers(0, 37, (5, 4))
@@ -119,3 +110,46 @@ def test_pretrainer_loss_trains_as_keras_loss():
             np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
     for mine, reference in zip(our_weights, their_weights):
         np.testing.assert_allclose(mine, reference, rtol=0 if exact else 1e-4, atol=0 if exact else 1e-6)
+
+
+def test_make_optimizer_is_keras_adamw_that_skips_layer_norm_and_biases():
+    """A.2's optimizer is Keras' own AdamW (no subclass on private API): decoupled decay on weight matrices, none
+    on LayerNorm's gamma and beta or on biases (the released code's exclusions)."""
+    from bertlib.train import schedule
+
+    optimizer = schedule.make_optimizer(schedule.WarmupLinearDecay(0.1, 0, 10), weight_decay=0.5)
+    assert isinstance(optimizer, keras.optimizers.AdamW) and type(optimizer).__module__.startswith("keras.")
+    assert (optimizer.beta_1, optimizer.beta_2, optimizer.epsilon, optimizer.global_clipnorm) == (0.9, 0.999, 1e-6, 1.0)
+    layer, norm = keras.layers.Dense(3), keras.layers.LayerNormalization()
+    layer.build((None, 2))
+    norm.build((None, 3))
+    variables = [layer.kernel, layer.bias, norm.gamma, norm.beta]
+    for variable in variables:
+        variable.assign(np.full(variable.shape, 2.0, "float32"))
+    optimizer.apply([keras.ops.zeros(v.shape) for v in variables], variables)  # a zero gradient: decay alone
+    kernel, bias, gamma, beta = (keras.ops.convert_to_numpy(v) for v in variables)
+    np.testing.assert_allclose(kernel, 2.0 * (1 - 0.1 * 0.5), rtol=1e-6)  # w <- w - lr * decay * w
+    assert np.all(bias == 2.0) and np.all(gamma == 2.0) and np.all(beta == 2.0)
+
+
+def test_a_pretrainer_saved_with_bertlib_0_2s_adamw_gets_keras_adamw():
+    """bertlib 0.2 saved `pretrainer.keras` with its own AdamW subclass (registered as `bertlib>AdamW`, Keras'
+    update and config); such a file's optimizer loads as Keras' AdamW, its decay exclusions restored."""
+    from bertlib import BertBackbone, BertConfig, BertPretrainer
+    from bertlib.train import schedule
+
+    config = BertConfig(num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16, vocabulary_size=20,
+                        max_sequence_length=8)
+    keras_form = keras.saving.serialize_keras_object(schedule.make_optimizer(1e-3, 0, 10))
+    saved = {**copy.deepcopy(keras_form), "module": "bertlib.train.schedule", "registered_name": "bertlib>AdamW"}
+    pretrainer = BertPretrainer(BertBackbone(config))
+    pretrainer.compile_from_config({"optimizer": saved})
+    assert isinstance(pretrainer.optimizer, keras.optimizers.AdamW)
+    assert keras.saving.serialize_keras_object(pretrainer.optimizer) == keras_form
+    bias = pretrainer.backbone.pooler.bias
+    kernel = pretrainer.backbone.pooler.kernel
+    before = keras.ops.convert_to_numpy(kernel).copy()
+    bias.assign(np.ones(bias.shape, "float32"))
+    pretrainer.optimizer.apply([keras.ops.zeros(v.shape) for v in (kernel, bias)], [kernel, bias])
+    assert np.all(keras.ops.convert_to_numpy(bias) == 1.0)
+    assert np.abs(keras.ops.convert_to_numpy(kernel) - before).max() > 0  # decayed

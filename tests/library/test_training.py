@@ -1,5 +1,6 @@
 """Pretraining: the paper's optimizer and schedule (A.2), checkpoint/resume, the CLI contract, NaN stop."""
 
+import dataclasses
 import json
 import math
 import os
@@ -17,7 +18,7 @@ import pytest
 from bertlib.io.files import atomic_write
 from bertlib.model import BertBackbone, BertPretrainer
 from bertlib.model.config import BertConfig
-from bertlib.train import callbacks, distribute, phases, pretraining, schedule
+from bertlib.train import callbacks, distribute, phases, pretraining, schedule, settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -527,7 +528,7 @@ def test_damaged_latest_json_advice_loses_nothing(small_run, tmp_path):
         pretraining.pretrain(steps=20, checkpoint_dir=folder, **run)
     assert sorted(path.name for path in folder.glob("ckpt-*.npz")) == kept
     (folder / "latest.json").rename(folder / "latest.json.damaged")  # the advice
-    resumed = pretraining.pretrain(steps=20, checkpoint_dir=folder, **run)
+    resumed = pretraining.pretrain(steps=20, change_steps=True, checkpoint_dir=folder, **run)
     assert resumed["resumed_from"] == 15 and resumed["step"] == 20  # not step 0: nothing lost
     # A folder whose checkpoints record nothing (bertlib 0.1) is refused, never started over and cleaned up.
     old = tmp_path / "old"
@@ -604,3 +605,80 @@ def test_resuming_with_other_masking_rates_is_refused(small_run, tmp_path):
     pretraining.pretrain(steps=10, checkpoint_dir=tmp_path, **run)
     with pytest.raises(ValueError, match=r"different run \(mask_token_rate: 0.8 there, 0.5 now\)"):
         pretraining.pretrain(steps=20, checkpoint_dir=tmp_path, mask_token_rate=0.5, **run)
+
+
+def test_resuming_with_other_steps_is_refused_unless_asked_and_then_says_what_changes(small_run, tmp_path, capsys):
+    """`--steps` sets where the learning rate reaches 0 (A.2's linear decay), so resuming with another one changes
+    the schedule of the steps already taken: refused in one line that says how (the rates from the released
+    code's formula), and with --change-steps (extending a finished run) done and said."""
+    from bertlib import cli
+
+    folder = tmp_path / "run"
+    pretraining.pretrain(steps=10, strategy="cpu", verbose=False, checkpoint_dir=folder, **small_run)
+    finished = (folder / "latest.json").read_bytes()
+    peak, warmup = small_run["learning_rate"], small_run["warmup_steps"]
+    before, after = original_schedule(10, peak, warmup, 10), original_schedule(10, peak, warmup, 20)
+    assert (before, after) == (0.0, pytest.approx(5e-4))
+    command = _arguments(small_run, steps=20) + ["--strategy=cpu", f"--checkpoint-dir={folder}"]
+    assert cli.main(command) == 1
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and error == (
+        f"bertlib pretrain: {folder} holds a run of --steps 10, now at step 10; resuming it with --steps 20 would "
+        f"change its schedule: the learning rate at step 10 would be {after:.3g} instead of {before:.3g} and reach 0 "
+        "at step 20 instead of 10. Nothing was trained: resume with --steps 10, or pass --change-steps to train on "
+        "with the new schedule.")
+    assert (folder / "latest.json").read_bytes() == finished and not list(folder.glob("ckpt-*20.npz"))
+
+    assert cli.main(command + ["--change-steps"]) == 0
+    out = capsys.readouterr().out
+    assert (f"resuming a run of --steps 10 with --steps 20 (--change-steps): the learning rate at step 10 is "
+            f"{after:.3g} instead of 0 and reaches 0 at step 20 instead of 10") in out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["resumed_from"] == 10 and summary["step"] == 20
+    state = json.loads((folder / "latest.json").read_text())
+    assert state["step"] == 20 and state["settings"]["steps"] == 20  # the run is now one of 20 steps
+    assert cli.main(_arguments(small_run, steps=20) + ["--strategy=cpu", f"--checkpoint-dir={folder}"]) == 0
+
+
+def test_the_steps_check_names_the_moved_long_phase():
+    # Unit level, with A.2's 90/10 split: a run of 1,000 steps at step 500, resumed with 2,000.
+    run = pretraining.PretrainSettings(steps=2000, learning_rate=1e-4, warmup_steps=100, long_fraction=0.1,
+                                       checkpoint_dir="runs/base")
+    latest = {"step": 500, "settings": {"steps": 1000}}
+    rates = [original_schedule(500, 1e-4, 100, total) for total in (1000, 2000)]
+    with pytest.raises(ValueError) as refused:
+        settings.check_resumed_steps(run, latest)
+    assert (f"the learning rate at step 500 would be {rates[1]:.3g} instead of {rates[0]:.3g} and reach 0 at step "
+            "2000 instead of 1000, and the 512-token phase would start at step 1800 instead of 900.") \
+        in str(refused.value)
+    said = []
+    settings.check_resumed_steps(dataclasses.replace(run, change_steps=True), latest, said.append)
+    assert said == [f"resuming a run of --steps 1000 with --steps 2000 (--change-steps): the learning rate at step "
+                    f"500 is {rates[1]:.3g} instead of {rates[0]:.3g} and reaches 0 at step 2000 instead of 1000, and "
+                    "the 512-token phase starts at step 1800 instead of 900"]
+    for same in (None, {"step": 500, "settings": {"steps": 2000}}):  # a fresh run, the same steps: nothing to say
+        settings.check_resumed_steps(run, same, said.append)
+    assert len(said) == 1
+
+
+def test_pretraining_on_a_folder_that_lacks_shards_is_refused_before_training(small_run, tmp_path, capsys):
+    """A `bertlib data` stopped midway (here: shard 2 of 3 never renamed into place, its temporary file left
+    behind) leaves a folder that `bertlib pretrain` refuses in one line naming the missing shard, before any
+    step and any checkpoint, in memory and streamed alike."""
+    from bertlib import cli
+    from bertlib.text import corpora, data
+    from bertlib.text.tokenizer import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_vocab_file(small_run["vocab"])
+    arrays = data.build_pretraining_arrays(corpora.text_files([small_run["corpus"]]), tokenizer,
+                                           max_seq_length=small_run["seq_length"], seed=0)
+    shards = data.write_tfrecords(arrays, tmp_path / "shards", num_shards=3)
+    shards[1].rename(tmp_path / "shards" / ".pretraining-00001-of-00003.x7k2p9.tfrecord.tmp")
+    run = {**small_run, "corpus": f"tfrecords:{tmp_path / 'shards'}"}
+    for stream in ([], ["--stream"]):
+        command = _arguments(run, steps=10) + ["--strategy=cpu", f"--checkpoint-dir={tmp_path / 'run'}", *stream]
+        assert cli.main(command) == 1
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and "1 of the 3 shards pretraining-*-of-00003.tfrecord are missing " \
+            "(pretraining-00001-of-00003.tfrecord)" in error, error
+        assert not list((tmp_path / "run").glob("ckpt-*")) and not (tmp_path / "run" / "latest.json").exists()

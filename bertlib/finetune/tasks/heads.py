@@ -7,29 +7,12 @@
 
 import keras
 
-from bertlib.model.layers import weight_initializer
-
-INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+from bertlib.model.inputs import INPUT_NAMES
+from bertlib.model.task import BackboneModel
 
 
 def _sequence_inputs(shape=(None,)):
     return {name: keras.Input(shape=shape, dtype="int32", name=name) for name in INPUT_NAMES}
-
-
-class _BackboneModel(keras.Model):
-    """Serializes as its backbone plus the constructor arguments listed in `_fields`."""
-
-    _fields = ()
-
-    def get_config(self):
-        return {"backbone": keras.saving.serialize_keras_object(self.backbone), "name": self.name,
-                "trainable": self.trainable, **{field: getattr(self, field) for field in self._fields}}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -53,7 +36,7 @@ POOLINGS = ("cls", "mean")
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
-class BertClassifier(_BackboneModel):
+class BertClassifier(BackboneModel):
     """A sentence or sentence-pair classifier: dropout and one dense layer on the pooled [CLS] vector C (§4.1).
 
     The paper's only new parameters are "classification layer weights W in R^{K x H}"; the label
@@ -67,8 +50,11 @@ class BertClassifier(_BackboneModel):
             pooler is then unused and set non-trainable).
 
     Example:
+    >>> from bertlib import BertBackbone, BertClassifier, BertConfig, WordPieceTokenizer
+    >>> inputs = WordPieceTokenizer.bert_uncased().pack_batch(["a gripping film", "dull"], sequence_length=16)
     >>> model = BertClassifier(BertBackbone(BertConfig.preset("tiny")), num_outputs=2)
-    >>> model(inputs).shape  # (batch, 2)
+    >>> tuple(model(inputs).shape)  # (batch, num_outputs): one logit per class
+    (2, 2)
     """
 
     _fields = ("num_outputs", "dropout", "pooling")
@@ -84,7 +70,8 @@ class BertClassifier(_BackboneModel):
             pooled = MeanPooling(name="mean_pooling")(outputs["sequence_output"], inputs["padding_mask"])
             backbone.pooler.trainable = False  # unused, so it gets no gradient (and Keras no warning about it)
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
-        head = keras.layers.Dense(num_outputs, kernel_initializer=weight_initializer(), name="classifier")
+        head = keras.layers.Dense(num_outputs, name="classifier",
+                                  kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
         super().__init__(inputs=inputs, outputs=head(head_dropout(pooled)), **kwargs)  # (batch, num_outputs)
         self.backbone = backbone
         self.num_outputs = num_outputs
@@ -93,7 +80,7 @@ class BertClassifier(_BackboneModel):
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
-class BertSpanExtractor(_BackboneModel):
+class BertSpanExtractor(BackboneModel):
     """SQuAD's head (§4.2): a start vector S and an end vector E, scored against every token's hidden state.
 
     "The probability of word i being the start of the answer span is computed as a dot product between T_i and
@@ -104,15 +91,20 @@ class BertSpanExtractor(_BackboneModel):
         backbone: `BertBackbone`.
 
     Example:
+    >>> from bertlib import BertBackbone, BertConfig, BertSpanExtractor, WordPieceTokenizer
+    >>> inputs = WordPieceTokenizer.bert_uncased().pack_batch(["who wrote it?"], ["Ada wrote it."],
+    ...                                                      sequence_length=32)
     >>> model = BertSpanExtractor(BertBackbone(BertConfig.preset("tiny")))
-    >>> model(inputs)["start_logits"].shape  # (batch, seq)
+    >>> tuple(model(inputs)["start_logits"].shape)  # (batch, seq): a start score per token
+    (1, 32)
     """
 
     def __init__(self, backbone, **kwargs):
         inputs = _sequence_inputs()
         sequence_output = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
         backbone.pooler.trainable = False  # the [CLS] pooler is unused here
-        head = keras.layers.Dense(2, kernel_initializer=weight_initializer(), name="span_classifier")
+        head = keras.layers.Dense(2, name="span_classifier",
+                                  kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
         logits = head(sequence_output)  # (batch, seq, 2)
         outputs = {"start_logits": logits[:, :, 0], "end_logits": logits[:, :, 1]}
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
@@ -131,7 +123,7 @@ class ChoicesToBatch(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
-class BertMultipleChoice(_BackboneModel):
+class BertMultipleChoice(BackboneModel):
     """SWAG's head (§4.4): each (context, ending) pair is one sequence; a vector V dotted with its pooled C
     gives one score, and the scores of the four endings go through a softmax.
 
@@ -143,8 +135,13 @@ class BertMultipleChoice(_BackboneModel):
         dropout: float, defaults to 0.1.
 
     Example:
+    >>> from bertlib import BertBackbone, BertConfig, BertMultipleChoice, WordPieceTokenizer
+    >>> endings = ["sits down.", "flies away.", "eats soup.", "reads a book."]
+    >>> pairs = WordPieceTokenizer.bert_uncased().pack_batch(["The man"] * 4, endings, sequence_length=16)
+    >>> inputs = {name: array.reshape(1, 4, 16) for name, array in pairs.items()}  # (batch, choices, seq)
     >>> model = BertMultipleChoice(BertBackbone(BertConfig.preset("tiny")))
-    >>> model(inputs).shape  # (batch, 4)
+    >>> tuple(model(inputs).shape)  # (batch, choices): a score per ending
+    (1, 4)
     """
 
     _fields = ("num_choices", "dropout")
@@ -155,7 +152,8 @@ class BertMultipleChoice(_BackboneModel):
         flat = {name: choices_to_batch(tensor) for name, tensor in inputs.items()}
         pooled = backbone(flat)["pooled_output"]  # (batch * choices, hidden)
         head_dropout = keras.layers.Dropout(dropout, name="head_dropout")
-        head = keras.layers.Dense(1, kernel_initializer=weight_initializer(), name="choice_scorer")
+        head = keras.layers.Dense(1, name="choice_scorer",
+                                  kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))
         scores = keras.ops.reshape(head(head_dropout(pooled)), (-1, num_choices))  # (batch, choices)
         super().__init__(inputs=inputs, outputs=scores, **kwargs)
         self.backbone = backbone
