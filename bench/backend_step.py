@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _record import headline  # bench/_record.py: the run's record
+
 ROOT = Path(__file__).resolve().parent.parent
 
 STEP = """
@@ -60,7 +62,10 @@ def main():
         print(f"{name:40s} {results[name]:8.1f} ms/step", flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     speedup = results["torch, OpenMP threads spin (default)"] / results["torch, OMP_WAIT_POLICY=PASSIVE"]
-    print(f"torch_passive_speedup: {speedup:.1f}")
+    details = dict(zip(("tensorflow_ms", "jax_ms", "torch_spinning_ms", "torch_passive_ms"),
+                       (round(ms, 1) for ms in results.values())))
+    headline("torch_passive_speedup", speedup, unit="x", digits=1, details=details,
+             backend_name="tensorflow, jax, torch")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import threading
 import time
 from pathlib import Path
 
+from _record import headline  # bench/_record.py: the run's record
+
 from bertlib.model.checkpoint import load_hf_checkpoint
 from bertlib.text.tokenizer import WordPieceTokenizer
 from bertlib_course import explore, paths
@@ -121,7 +123,8 @@ def main():
     if screenshot is not None and "--keep-screenshot" in sys.argv:
         shutil.copy(screenshot, Path.cwd() / screenshot.name)
         print(f"screenshot: {Path.cwd() / screenshot.name}", file=sys.stderr)
-    print(f"attention_redraw_browser_ms_512: {times['heatmap_head_512']:.1f}")
+    headline("attention_redraw_browser_ms_512", times["heatmap_head_512"], unit="ms", digits=1,
+             details={"explore_assets_bytes": assets})
 
 
 if __name__ == "__main__":

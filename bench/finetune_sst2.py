@@ -24,6 +24,8 @@ import time
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _record import headline  # bench/_record.py: the run's record
+
 from bertlib.finetune import finetuning
 from bertlib.io import downloads
 from bertlib_course import paths
@@ -104,7 +106,8 @@ def main():
           f"pooling {args.pooling}, "
           f"learning rate {args.learning_rate}, max_seq_length {args.max_seq_length}; training alone "
           f"{result['train_cpu_seconds']:.0f} s CPU; whole run {cpu:.0f} s CPU")
-    print(f"sst2_dev_accuracy: {result['accuracy']:.4f}")
+    headline("sst2_dev_accuracy", result["accuracy"], unit="", digits=4,
+             details={"train_examples": args.train_examples, "epochs": args.epochs, "cpu_seconds": round(cpu)})
 
 
 if __name__ == "__main__":

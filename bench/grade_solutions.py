@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _record import headline  # bench/_record.py: the run's record
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -42,7 +44,8 @@ def main():
             print(f"{Path(row['notebook']).name} {row['exercise']}: {row['status']}: {row['message'][:160]}")
     print(f"{len(solutions)} notebooks, {sum(int(row['score']) for row in rows)} of "
           f"{sum(int(row['max_score']) for row in rows)} points, exit {completed.returncode}")
-    print(f"grade_solutions_seconds: {seconds:.0f}")
+    score = f"{sum(int(row['score']) for row in rows)} of {sum(int(row['max_score']) for row in rows)}"
+    headline("grade_solutions_seconds", seconds, unit="s", digits=0, details={"score": score})
 
 
 if __name__ == "__main__":

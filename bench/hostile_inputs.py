@@ -39,6 +39,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from _record import headline  # bench/_record.py: the run's record
+
 REPO = Path(__file__).resolve().parent.parent  # the code under test (--repo sets another checkout)
 PYTHON = sys.executable
 BERTLIB = [PYTHON, "-m", "bertlib.cli"]
@@ -301,8 +303,9 @@ def pretrain_cases(add, i):
                                "--log-every", "5", "--checkpoint-dir", "CKPT"), ">/dev/null"])
     add("damaged checkpoint", "pretrain: truncated newest checkpoint",
         ["sh", "-c", f"{first_run} && head -c 500 CKPT/ckpt-00000010.npz > t && mv t CKPT/ckpt-00000010.npz && "
-                     + " ".join(cli("pretrain", *corpus, *TINY_PRETRAIN, "--steps", "15", "--checkpoint-every", "5",
-                                    "--log-every", "5", "--checkpoint-dir", "CKPT")) + " 2>err.txt; cat err.txt >&2"],
+                     + " ".join(cli("pretrain", *corpus, *TINY_PRETRAIN, "--steps", "15", "--change-steps",
+                                    "--checkpoint-every", "5", "--log-every", "5", "--checkpoint-dir", "CKPT"))
+                     + " 2>err.txt; cat err.txt >&2"],
         ok(lambda stdout, folder: None if json.loads(stdout.strip().splitlines()[-1])["resumed_from"] == 5
            and "could not be read" in (folder / "err.txt").read_text() else "did not fall back and say so"),
         timeout=600)
@@ -855,9 +858,9 @@ def pretraining_folder_cases(add, i):
     first = " ".join([*pretrain, "--steps", "10", ">/dev/null"])
     add("pretraining", "pretrain: following the advice for a damaged latest.json",
         ["sh", "-c", f"{first} && printf '{{\"step\": 10, \"che' > CKPT/latest.json && "
-         + " ".join([*pretrain, "--steps", "15"]) + " 2>advice.txt; "
+         + " ".join([*pretrain, "--steps", "15", "--change-steps"]) + " 2>advice.txt; "
          + "if grep -q 'mv ' advice.txt; then mv CKPT/latest.json CKPT/latest.json.damaged; "
-         + "else rm -f CKPT/latest.json; fi; " + " ".join([*pretrain, "--steps", "15"])],
+         + "else rm -f CKPT/latest.json; fi; " + " ".join([*pretrain, "--steps", "15", "--change-steps"])],
         ok(lambda stdout, folder: None if json.loads(stdout.strip().splitlines()[-1]).get("resumed_from") == 10
            else ("loss", "following the advice restarted at step 0")), "loss", timeout=900)
     add("pretraining", "pretrain: a second run on a checkpoint folder in use",
@@ -983,7 +986,7 @@ def main():
     for outcome in OUTCOMES:
         print(f"{outcome}: {counts[outcome]} (before issue 22: {before[outcome]})")
     good = counts["clear error"] + counts["correct result"]
-    print(f"hostile_inputs_clear_or_correct: {good}/{len(selected)}")
+    headline("hostile_inputs_clear_or_correct", good, unit=f"of {len(selected)} cases", shown=f"{good}/{len(selected)}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
+from _record import headline  # bench/_record.py: the run's record
 
 BATCH_SIZE, SEQ_LENGTH, MAX_PREDICTIONS = 32, 128, 20
 
@@ -88,7 +89,8 @@ def main():
         skip_us = (time.perf_counter() - start) / (skipped * BATCH_SIZE) * 1e6
     print(f"streamed from 8 TFRecord shards: {streamed:.0f} batches/s; resuming skips {skipped * BATCH_SIZE:,} "
           f"records at {skip_us:.2f} us each")
-    print(f"pipeline_over_training: {pipeline / training:.1f}")
+    headline("pipeline_over_training", pipeline / training, unit="x", digits=1,
+             details={"pipeline_batches_per_s": round(pipeline), "training_steps_per_s": round(training, 2)})
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _record import headline  # bench/_record.py: the run's record
+
 from bertlib.finetune import finetuning
 from bertlib.io import downloads
 from bertlib.train import host
@@ -51,8 +53,8 @@ def main():
         accuracy[policy] = result["accuracy"]
         print(f"{policy}: dev accuracy {result['accuracy']:.4f}, {time.perf_counter() - started:.0f} s wall, "
               f"load average {os.getloadavg()}", flush=True)
-    print(f"bf16_minus_float32_dev_accuracy_points: "
-          f"{100 * (accuracy['mixed_bfloat16'] - accuracy['float32']):.2f}")
+    headline("bf16_minus_float32_dev_accuracy_points", 100 * (accuracy["mixed_bfloat16"] - accuracy["float32"]),
+             unit="points", digits=2, details={**accuracy, "train_examples": args.train_examples})
 
 
 if __name__ == "__main__":

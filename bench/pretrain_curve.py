@@ -21,6 +21,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
+from _record import headline  # bench/_record.py: the run's record
 
 HERE = Path(__file__).resolve().parent
 
@@ -98,7 +99,9 @@ def main(argv=None):
     print(f"wall time: {wall:.0f} s, tokens/s: {result['tokens_per_second']:,.0f}")
     print(f"nsp_accuracy: {result['nsp_accuracy']:.4f} (chance 0.5)")
     print(f"mlm_accuracy: {result['mlm_accuracy']:.4f} (unigram {unigram:.4f})")
-    print(f"mlm_accuracy_over_unigram: {result['mlm_accuracy'] / unigram:.2f}")
+    headline("mlm_accuracy_over_unigram", result["mlm_accuracy"] / unigram, unit="x", digits=2,
+             details={"mlm_accuracy": round(result["mlm_accuracy"], 4), "unigram": round(unigram, 4),
+                      "nsp_accuracy": round(result["nsp_accuracy"], 4), "wall_seconds": round(wall)})
     return 0
 
 

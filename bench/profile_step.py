@@ -65,6 +65,7 @@ import step_time as st  # noqa: E402  (sets the CPU threads with bertlib.train.h
 # isort: split
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from _record import headline  # bench/_record.py: the run's record
 
 CATEGORIES = ("matmul", "attention softmax", "MLM loss", "LayerNorm", "GELU", "dropout: random", "dropout: masks",
               "embedding grad", "AdamW update", "casts", "gathers/scatters", "transposes/copies",
@@ -371,8 +372,11 @@ def main():
         results[precision]["short"] = SHORT.get(precision, precision)
     # Last line, the first precision: the profiled step's wall time minus the time the matmuls hold the cores.
     prefix = "" if args.model == "bertlib" else f"{args.model}_"
-    for precision in args.precisions[1:] + args.precisions[:1]:
+    for precision in args.precisions[1:]:
         print(f"{prefix}non_matmul_ms_per_step_{results[precision]['short']}: {results[precision]['non_matmul']:.1f}")
+    first = results[args.precisions[0]]
+    headline(f"{prefix}non_matmul_ms_per_step_{first['short']}", first["non_matmul"], unit="ms", digits=1,
+             details={"step_ms": round(first["plain_ms"], 1)})
 
 
 if __name__ == "__main__":

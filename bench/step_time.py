@@ -2,7 +2,7 @@
 
 Both models: L4/H256/A4, FFN 1024, vocabulary 30,522, sequence 128, batch 32, 20 predictions, the same
 AdamW (§A.2 hyperparameters) and the same Keras `train_on_batch` machinery and compile settings; only the
-model code (and bertlib's AdamW class, the same update) differs. Each precision's models are built under that Keras dtype policy. Rounds alternate
+model code differs. Each precision's models are built under that Keras dtype policy. Rounds alternate
 (bertlib float32, keras-hub float32, bertlib bfloat16, ...) so that load on the machine hits all alike; each
 model's figure is the median of its rounds, and its spread is the slowest round over the fastest, minus 1.
 
@@ -39,6 +39,7 @@ THREADS = host.configure_cpu()  # before TensorFlow starts its pools
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from _record import headline  # noqa: E402  (bench/_record.py: the run's record)
 
 SIZE = dict(num_layers=4, num_heads=4, hidden_dim=256, intermediate_dim=1024, vocabulary_size=30522)
 BATCH, SEQ, PREDICTIONS = 32, 128, 20
@@ -101,12 +102,9 @@ def compiled_matmul():
 
 
 def optimizer(library="keras_hub"):
-    """The same AdamW for both: Keras' class for keras-hub, bertlib's (`schedule.AdamW`: Keras' update, its
-    per-step scalars computed once a step) for bertlib."""
-    from bertlib.train import schedule
-
-    adamw = schedule.AdamW if library == "bertlib" else keras.optimizers.AdamW
-    return adamw(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0)
+    """The same AdamW for both: Keras' class, as `bertlib.train.schedule.make_optimizer` makes it."""
+    return keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                                  global_clipnorm=1.0)
 
 
 def batch(seed=0):
@@ -227,7 +225,9 @@ def main():
         if f"keras_hub {short}" in medians and f"bertlib {short}" in medians:
             print(f"speedup_vs_keras_hub_{short}: {medians[f'keras_hub {short}'] / medians[f'bertlib {short}']:.3f}")
     if f"keras_hub {first}" in medians and f"bertlib {first}" in medians:
-        print(f"speedup_vs_keras_hub: {medians[f'keras_hub {first}'] / medians[f'bertlib {first}']:.3f}")
+        details = {f"{name.replace(' ', '_')}_ms": round(median * 1000, 1) for name, median in medians.items()}
+        headline("speedup_vs_keras_hub", medians[f"keras_hub {first}"] / medians[f"bertlib {first}"], unit="x",
+                 digits=3, details={"precision": first, **details})
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _record import headline  # bench/_record.py: the run's record
+
 LINE = re.compile(r"^(bertlib|keras_hub) f32\s+median\s+([\d.]+) ms", re.MULTILINE)
 LOOP = """
 import json, tempfile
@@ -41,7 +43,8 @@ print(json.dumps({"tokens_per_second": result["tokens_per_second"]}))
 
 
 def run(tree, command):
-    environment = dict(os.environ, PYTHONPATH=str(tree), KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    environment = dict(os.environ, PYTHONPATH=str(tree), KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3",
+                       BERTLIB_BENCH_RECORDS=os.devnull)  # only this script's own headline is a record
     completed = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=environment, cwd=tree,
                                check=False)
     if completed.returncode:
@@ -93,7 +96,8 @@ def main():
         print(f"bertlib/keras-hub new over old per pair: {', '.join(f'{value:.3f}' for value in relative)}")
     print(f"load average at the end: {os.getloadavg()}")
     name = {"step": "bertlib_f32_step", "loop": "pretrain_loop"}[args.bench]
-    print(f"{name}_new_over_old: {statistics.median(relative):.3f}")
+    headline(f"{name}_new_over_old", statistics.median(relative), unit="x", digits=3,
+             details={"pairs": args.pairs, "time_new_over_old": round(statistics.median(raw), 3)})
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from _record import headline  # bench/_record.py: the run's record
 from step_time import BATCH, PREDICTIONS, SEQ, SIZE, batch  # noqa: E402
 
 JIT_COMPILE = True
@@ -153,7 +154,9 @@ def main():
         print(f"{part:10s} bertlib {ours * 1000:7.2f} ms  keras_hub {theirs * 1000:7.2f} ms  "
               f"speedup {theirs / ours:.3f}", flush=True)
     if "block" in medians:
-        print(f"block_speedup_vs_keras_hub: {medians['block']['keras_hub'] / medians['block']['bertlib']:.3f}")
+        headline("block_speedup_vs_keras_hub", medians["block"]["keras_hub"] / medians["block"]["bertlib"], unit="x",
+                 digits=3, details={"bertlib_ms": round(medians["block"]["bertlib"] * 1000, 2),
+                                    "keras_hub_ms": round(medians["block"]["keras_hub"] * 1000, 2)})
 
 
 if __name__ == "__main__":

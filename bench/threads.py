@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+from _record import headline  # bench/_record.py: the run's record
+
 SETTINGS = ("tensorflow-default", "bertlib", "inter-op-1", "one-core")
 WORKLOADS = {"tiny-fit": 20, "bench-step": 5}  # steps per round
 
@@ -154,7 +156,7 @@ def main():
             print("    rounds ms: " + " ".join(f"{value:.0f}" for value in times), flush=True)
     bertlib = [spreads[key] for key in spreads if key[1] == "bertlib"]
     if bertlib:
-        print(f"bertlib_spread_percent: {100 * max(bertlib):.1f}")
+        headline("bertlib_spread_percent", 100 * max(bertlib), unit="%", digits=1)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _record import headline  # bench/_record.py: the run's record
+
 from bertlib.train import host  # noqa: E402
 
 THREADS = host.configure_cpu()  # before the backend starts its pools
@@ -67,7 +69,8 @@ def main():
     print(f"{args.steps} steps in {seconds:.1f} s; first interval (tracing, compiling) {intervals[0]:.1f} s; "
           f"steady intervals {min(intervals[1:]):.2f}-{max(intervals[1:]):.2f} s per 50 steps; "
           f"final MLM accuracy {result['mlm_accuracy']:.3f}")
-    print(f"tiny_pretrain_step_ms: {steady * 1000:.1f}")
+    headline("tiny_pretrain_step_ms", steady * 1000, unit="ms", digits=1,
+             details={"dropout": args.dropout, "xla": str(result["pretrainer"].jit_compile)})
 
 
 if __name__ == "__main__":

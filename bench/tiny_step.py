@@ -38,6 +38,7 @@ THREADS = host.configure_cpu()  # before the backend starts its pools
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
+from _record import headline  # noqa: E402  (bench/_record.py: the run's record)
 
 SIZE = dict(num_layers=2, num_heads=2, hidden_dim=64, intermediate_dim=256, vocabulary_size=45,
             max_sequence_length=16)
@@ -105,7 +106,8 @@ def main():
               f"load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"fastest {min(times) * 1000:.2f}, slowest {max(times) * 1000:.2f} ms/step; median CPU time "
           f"{statistics.median(cpu) * 1000:.2f} ms/step (all threads: steadier than wall time on a busy machine)")
-    print(f"tiny_step_ms: {statistics.median(times) * 1000:.2f}")
+    headline("tiny_step_ms", statistics.median(times) * 1000, unit="ms", digits=2,
+             details={"cpu_ms": round(statistics.median(cpu) * 1000, 2)})
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ Run: .venv/bin/python bench/tokenizer.py
 
 import time
 
+from _record import headline  # bench/_record.py: the run's record
+
 
 def seconds(function):
     start = time.perf_counter()
@@ -61,7 +63,8 @@ def main():
     for size in (2000, 8000):
         train_time, _ = seconds(lambda size=size: train_wordpiece_vocab(sentences, size))
         print(f"train_wordpiece_vocab({size}) on python_docs: {train_time:.2f} s")
-    print(f"tokenizer_fast_sentences_per_second: {len(texts) / fast_time:.0f}")
+    headline("tokenizer_fast_sentences_per_second", len(texts) / fast_time, unit="sentences/s", digits=0,
+             details={"corpus": name, "readable": round(len(texts) / pure_time)}, backend_name="")
 
 
 if __name__ == "__main__":
