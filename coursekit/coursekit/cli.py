@@ -10,6 +10,8 @@ import sys
 COMMANDS = {
     "exercises": ("coursekit.exercises", "build or check the exercise notebooks from the solution notebooks"),
     "grade": ("coursekit.grading", "grade submitted exercise notebooks in a sandbox into a CSV"),
+    "gradescope-autograder": ("coursekit.grading.autograder", "write a Gradescope autograder that runs the "
+                              "sandboxed grader on each submission"),
     "i18n": ("coursekit.i18n", "build or check a translated edition from its catalogues"),
 }
 

@@ -3,6 +3,7 @@
 Each notebook runs in its own kernel (a few seconds each), so the slow tests grade several notebooks in one call.
 """
 
+import contextlib
 import csv
 import json
 import os
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 from bertlib_course import kit as course_kit
 from coursekit import course as kit_course
 from coursekit import exercises, grading
-from coursekit.grading import sandbox
+from coursekit.grading import registry, sandbox
 from tests.coursekit.test_exercises import (
     REPOSITORY,
     SQUARES_SOLUTION,
@@ -400,15 +402,15 @@ def test_reports_that_cannot_be_written_at_the_end_go_elsewhere_and_say_where(co
     """Old grader: an --out that became unwritable during the run lost every grade (an OSError at the end)."""
     monkeypatch.setattr(grading.grader, "run_cells",
                         lambda *args, **kwargs: grading.NotebookRun(ending=grading.Ending.KERNEL_DIED))
-    real_write = grading.report._write_reports
+    real_write = grading.report._write_all
     out = tmp_path / "grades.csv"
 
-    def failing_write(rows, path):
-        if Path(path) == out:
+    def failing_write(files):
+        if out in map(Path, files):
             raise PermissionError(13, "Permission denied")
-        return real_write(rows, path)
+        return real_write(files)
 
-    monkeypatch.setattr(grading.report, "_write_reports", failing_write)
+    monkeypatch.setattr(grading.report, "_write_all", failing_write)
     rows = grading.grade([course / "solutions" / TOY_NAME], out, solutions_dir=course / "solutions", timeout=5)
     assert not out.exists() and rows.fallback and rows.written
     assert rows.written[0].name == "grades.csv" and rows.written[0].parent != tmp_path
@@ -854,40 +856,40 @@ def test_only_what_did_not_pass_in_or_after_the_cell_the_machine_spoilt_is_not_g
 
 
 @pytest.fixture(autouse=True)
-def private_run_locks(tmp_path, monkeypatch):
+def private_run_registry(monkeypatch):
     """Each test's own run registry (autouse here and in test_grading_sandbox, which imports it): an unsafe run in
     one test must not be refused because a neighbouring test worker grades at the same time (the machine-wide
-    registry is what the lock tests check, through the locks this returns)."""
-    locks = (str(tmp_path / "run-a.lock"), str(tmp_path / "run-b.lock"))
-    monkeypatch.setattr(sandbox, "RUN_LOCKS", locks)
-    return locks
+    registry is what the registry tests check, through the prefix this returns)."""
+    prefix = f"coursekit-grade-test-{os.getpid()}-{time.time_ns()}"
+    monkeypatch.setattr(registry, "RUN_REGISTRY", prefix)
+    return prefix
 
 
-HOLD_A_RUN = '''
+HOLD_A_RUN = """
 import sys, time
-from coursekit.grading import sandbox
-sandbox.RUN_LOCKS = tuple(sys.argv[2:])
-registration = sandbox.register_run(unsafe=sys.argv[1] == "unsafe")
+from coursekit.grading import registry
+registry.RUN_REGISTRY = sys.argv[2]
+registration = registry.register_run(unsafe=sys.argv[1] == "unsafe")
 print("held", flush=True)
 time.sleep(120)
-'''
+"""
 
 
-def _hold_a_run(kind, locks):
-    """Another grading run on this machine, as the registry sees it: a process holding a run's locks."""
-    process = subprocess.Popen([sys.executable, "-c", HOLD_A_RUN, kind, *locks], stdout=subprocess.PIPE, text=True,
+def _hold_a_run(kind, prefix):
+    """Another grading run on this machine, as the registry sees it: a process holding a run's name."""
+    process = subprocess.Popen([sys.executable, "-c", HOLD_A_RUN, kind, prefix], stdout=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(Path(grading.__file__).parents[3])})
     assert process.stdout.readline().strip() == "held"
     return process
 
 
 def test_an_unsafe_run_is_refused_beside_another_run_and_a_sandboxed_one_beside_an_unsafe_one(
-        course, tmp_path, private_run_locks, capsys):
+        course, tmp_path, private_run_registry, capsys):
     """Old grader: an --unsafe-no-sandbox class graded beside a sandboxed run could forge that run's report (its
     root kernel reached the other runner); nothing stopped the two from running together."""
     arguments = ["grade", str(course / "solutions" / TOY_NAME), "--out", str(tmp_path / "g.csv"), "--solutions",
                  str(course / "solutions"), "--timeout", "30"]
-    sandboxed = _hold_a_run("sandboxed", private_run_locks)
+    sandboxed = _hold_a_run("sandboxed", private_run_registry)
     try:
         assert main([*arguments, "--unsafe-no-sandbox"]) == 2
         said = capsys.readouterr().out
@@ -895,29 +897,131 @@ def test_an_unsafe_run_is_refused_beside_another_run_and_a_sandboxed_one_beside_
         assert "sandboxed" in said and "wait until it ends" in said and not (tmp_path / "g.csv").exists()
         sandboxed.kill()
         sandboxed.wait()
-        unsafe = _hold_a_run("unsafe", private_run_locks)  # the lock went with the process: no stale state
+        unsafe = _hold_a_run("unsafe", private_run_registry)  # the name went with the process: no stale state
     finally:
         sandboxed.kill()
     try:
         assert main(arguments) == 2
         said = capsys.readouterr().out
         assert f"a grading run with --unsafe-no-sandbox is active on this machine (pid {unsafe.pid}: " in said, said
-        with pytest.raises(sandbox.RunConflict):
-            sandbox.register_run(unsafe=True)
+        with pytest.raises(registry.RunConflict):
+            registry.register_run(unsafe=True)
     finally:
         unsafe.kill()
         unsafe.wait()
-    first = _hold_a_run("sandboxed", private_run_locks)
+    first = _hold_a_run("sandboxed", private_run_registry)
     try:
-        sandbox.register_run(unsafe=False).release()  # sandboxed runs share the machine
+        registry.register_run(unsafe=False).release()  # sandboxed runs share the machine
     finally:
         first.kill()
         first.wait()
-    sandbox.register_run(unsafe=True).release()
+    registry.register_run(unsafe=True).release()
+
+
+UNSAFE_CLASS = """
+import sys
+from pathlib import Path
+from coursekit import grading
+from coursekit.grading import registry
+registry.RUN_REGISTRY = sys.argv[1]
+grading.grade([Path(sys.argv[2])], Path(sys.argv[3]), solutions_dir=Path(sys.argv[4]), timeout=120, unsafe=True)
+"""
+
+UNDO_THE_GUARD = """
+import glob, os, pathlib, time
+# the old registry's lock files, and any lock file of ours the grading user can delete
+for path in ["/run/coursekit-grade.lock", "/tmp/coursekit-grade.lock", *glob.glob({locks!r})]:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+pathlib.Path({ready!r}).write_text("deleted")
+time.sleep(90)
+"""
 
 
 @pytest.mark.slow
-def test_an_unsafe_kernel_and_what_it_left_behind_die_with_its_run(course, tmp_path, private_run_locks):
+def test_an_unsafe_notebook_that_deletes_the_lock_files_cannot_make_a_sandboxed_run_beside_it_look_clean(
+        course, tmp_path, private_run_registry, capsys):
+    """Old grader: the unsafe run's guard was a lock on /run/coursekit-grade.lock and /tmp/coursekit-grade.lock; its
+    notebook (running as the grading user) deleted both, and a sandboxed run started beside it took fresh locks and
+    graded, its rows clean, while the unsafe notebook could reach it (checked on the old registry at fadff72's
+    successor, HEAD before issue 57: after the deletion, `register_run(unsafe=False)` succeeded beside the unsafe
+    run's locks)."""
+    ready = tmp_path / "ready"
+    nb = exercises.read_notebook(course / "solutions" / TOY_NAME)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(UNDO_THE_GUARD.format(locks=str(tmp_path / "*.lock"),
+                                                                       ready=str(ready))))
+    (tmp_path / "old-registry.lock").write_text("")
+    path = course / "submissions" / "undo-the-guard" / TOY_NAME
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    unsafe = subprocess.Popen([sys.executable, "-c", UNSAFE_CLASS, private_run_registry, str(path),
+                               str(tmp_path / "unsafe.csv"), str(course / "solutions")],
+                              cwd=tmp_path, env={**os.environ, "COURSEKIT_ROOT": str(REPOSITORY)},
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not ready.exists() and unsafe.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ready.read_text() == "deleted" and not (tmp_path / "old-registry.lock").exists()
+        code = main(["grade", str(course / "solutions" / TOY_NAME), "--out", str(tmp_path / "beside.csv"),
+                     "--solutions", str(course / "solutions"), "--timeout", "30"])
+        said = capsys.readouterr().out
+        assert code == 2 and f"a grading run with --unsafe-no-sandbox is active on this machine (pid {unsafe.pid}: " \
+            in said, said
+        assert not (tmp_path / "beside.csv").exists()
+    finally:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for process in [*psutil.Process(unsafe.pid).children(recursive=True), psutil.Process(unsafe.pid)]:
+                process.kill()
+        unsafe.wait()
+
+
+@pytest.mark.slow
+def test_the_rows_of_a_run_that_an_unsafe_run_overlapped_are_marked(course, tmp_path, private_run_registry):
+    """An unsafe run that got past the start-up check (here: a process that takes the unsafe name directly, as a run
+    in a race or an old grader would) is seen while the sandboxed run goes on, and every row of that run says so."""
+    intruder = []
+
+    def take_the_unsafe_name_once_the_run_is_registered():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(name.startswith(f"{private_run_registry}.run.")
+                                                      for name, _ in registry._registered()):
+            time.sleep(0.05)
+        intruder.append(subprocess.Popen([sys.executable, "-c", TAKE_THE_UNSAFE_NAME, private_run_registry],
+                                         stdout=subprocess.PIPE, text=True))
+        intruder[0].stdout.readline()
+
+    thread = threading.Thread(target=take_the_unsafe_name_once_the_run_is_registered)
+    thread.start()
+    try:
+        rows = grading.grade([course / "solutions" / TOY_NAME], tmp_path / "overlapped.csv",
+                             solutions_dir=course / "solutions", timeout=90)
+        thread.join()
+        assert [row["status"] for row in rows] == ["passed"] * len(TOY_POINTS)
+        expected = f"a run with --unsafe-no-sandbox was active on this machine (pid {intruder[0].pid}: "
+        assert all(expected in row["note"] for row in read_csv(tmp_path / "overlapped.csv")), read_csv(
+            tmp_path / "overlapped.csv")
+        assert rows.overlaps and str(intruder[0].pid) in rows.overlaps[0]
+    finally:
+        thread.join()
+        for process in intruder:
+            process.kill()
+            process.wait()
+
+
+TAKE_THE_UNSAFE_NAME = """
+import socket, sys, time
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.bind("\\0" + sys.argv[1] + ".unsafe")
+print("bound", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.slow
+def test_an_unsafe_kernel_and_what_it_left_behind_die_with_its_run(course, tmp_path, private_run_registry):
     """Old grader: with --unsafe-no-sandbox the kernel's double-forked `setsid` child (as root, here) outlived the
     run: no PID namespace ended it."""
     marker = f"bertlib-unsafe-orphan-{time.time_ns()}"

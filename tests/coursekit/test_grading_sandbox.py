@@ -21,7 +21,7 @@ import bertlib
 import bertlib_course.checks
 from coursekit import exercises, grading
 from tests.coursekit.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
-from tests.coursekit.test_grading import by_exercise, private_run_locks, read_csv, replace_cell_source  # noqa: F401 (a fixture)
+from tests.coursekit.test_grading import by_exercise, private_run_registry, read_csv, replace_cell_source  # noqa: F401 (a fixture)
 from tools.repo_paths import REPO_ROOT
 
 FULL_MARKS = sum(TOY_POINTS.values())
@@ -457,7 +457,7 @@ def test_memory_processes_and_files_are_limited_and_the_class_is_still_graded(co
 
 # ------------------------------------------------------------------------------------ no sandbox, no silence
 
-@pytest.mark.usefixtures("private_run_locks")  # its unsafe run must not meet another test worker's run
+@pytest.mark.usefixtures("private_run_registry")  # its unsafe run must not meet another test worker's run
 def test_without_bubblewrap_the_grader_refuses_with_the_fix_or_runs_unsafe_when_told(course, tmp_path, monkeypatch,
                                                                                       capsys):
     """Old grader: without its namespaces it silently fell back to running the kernel as the grading user."""
@@ -549,7 +549,7 @@ def _pickled_object_array():
 
 # ------------------------------------------------------------------------------------------------ issue 38
 
-@pytest.mark.usefixtures("private_run_locks")
+@pytest.mark.usefixtures("private_run_registry")
 def test_a_tmpdir_of_any_length_works_sandboxed_and_unsafe(course, tmp_path, monkeypatch):
     """Old grader: with a TMPDIR longer than about 67 characters every notebook failed with `ZMQError: File name
     too long` (a unix socket's path has at most 107 bytes)."""

@@ -1,7 +1,8 @@
 """`coursekit grade`: run submitted exercise notebooks, each in a sandbox, and grade them with the instructor's checks.
 
     coursekit grade submissions/ --out grades.csv [--solutions solutions] [--timeout 600] [--jobs 1] [--memory 4]
-                  [--no-fast] [--unsafe-no-sandbox]
+                  [--no-fast] [--unsafe-no-sandbox] [--format csv|gradescope|canvas] [--roster export.csv]
+    coursekit gradescope-autograder autograder/    # a Gradescope autograder that runs this grader (`autograder`)
 
 One CSV row per exercise (columns: notebook, exercise, score, max_score, status, message, note), a Markdown
 summary beside it, and one feedback file per notebook. The parts, in the order a run uses them:
@@ -12,7 +13,9 @@ summary beside it, and one feedback file per notebook. The parts, in the order a
   cells there, and runs the instructor's checks itself (`checker`), reading the learner's names from the kernel as
   values (`wire`): no check runs in the learner's process, so nothing there can make one pass;
 - `outcome`: the one typed outcome (`Outcome`: a `Status` and a message) that steps, exercises and rows share;
-- `report`: the CSV, the summary and the feedback files, always written.
+- `report`: the CSV, the summary and the feedback files, always written; `formats`: the same rows as Gradescope's
+  results.json or a Canvas gradebook import;
+- `registry`: the machine's grading runs, which keeps an unsafe run (`--unsafe-no-sandbox`) from any other.
 
 `grader.grade` runs them; `cli` is the command line. docs/grading.md has the threat model and its tests.
 """

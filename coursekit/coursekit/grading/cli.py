@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from coursekit import course
+from coursekit.grading import formats
 from coursekit.grading.grader import GradingInputError, grade
 from coursekit.grading.plan import find_notebooks
 from coursekit.grading.report import safe_text
@@ -12,9 +13,19 @@ from coursekit.grading.sandbox import Limits
 def add_arguments(parser):
     parser.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION",
                         help="a submitted .ipynb, or a folder of them (searched recursively)")
-    parser.add_argument("--out", type=Path, default=Path("grades.csv"),
-                        help="CSV to write (default grades.csv); the Markdown summary goes beside it (.md), the "
-                             "feedback files into <name>_feedback/")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="file to write (default grades.csv, results.json or gradebook.csv, by --format); with "
+                             "the CSV, the Markdown summary goes beside it (.md), the feedback files into "
+                             "<name>_feedback/")
+    parser.add_argument("--format", choices=formats.FORMATS, default="csv",
+                        help="csv (default): one row per exercise; gradescope: Gradescope's results.json for one "
+                             "submission; canvas: a Canvas gradebook import, one column per assignment, with the "
+                             "CSV's rows beside it as <name>_grades.csv (docs/grading.md)")
+    parser.add_argument("--roster", type=Path, default=None,
+                        help="with --format canvas: the CSV of Canvas's Grades > Export, which names the students")
+    parser.add_argument("--hidden-visibility", choices=formats.GRADESCOPE_VISIBILITIES, default="after_published",
+                        help="with --format gradescope: when a learner sees an exercise whose check has hidden tests "
+                             "(default after_published)")
     parser.add_argument("--solutions", type=Path, default=None,
                         help="folder of solution notebooks, the list of exercises, points and checks "
                              "(default: solutions/ of the repository)")
@@ -39,23 +50,32 @@ def run(args):
     if missing:
         print(f"error: no such submission: {', '.join(missing)} (give notebooks or folders of notebooks)")
         return 2
+    if args.roster is not None and args.format != "canvas":
+        print(f"error: --roster is for --format canvas (got --format {args.format})")
+        return 2
     if not find_notebooks(args.submissions):
         print(f"error: no .ipynb notebook in {', '.join(map(str, args.submissions))}")
         return 2
+    out = args.out or Path({"csv": "grades.csv", "gradescope": "results.json", "canvas": "gradebook.csv"}[args.format])
     try:
-        grades = grade(args.submissions, args.out, solutions_dir=args.solutions, timeout=args.timeout,
+        report = formats.ReportFormat(args.format, args.roster and formats.read_roster(args.roster),
+                                      args.hidden_visibility)
+        grades = grade(args.submissions, out, solutions_dir=args.solutions, timeout=args.timeout,
                        fast=args.fast, jobs=args.jobs, unsafe=args.unsafe,
-                       limits=Limits(memory_bytes=int(args.memory * 2**30)))
-    except (GradingInputError, course.CourseNotFound) as error:
+                       limits=Limits(memory_bytes=int(args.memory * 2**30)), report=report)
+    except (GradingInputError, formats.FormatError, course.CourseNotFound) as error:
         print(f"error: {error}")
         return 2
     score, maximum = sum(grade.score for grade in grades), sum(grade.max_score for grade in grades)
-    where = grades.written[0].parent if grades.written else args.out.parent
+    where = grades.written[0].parent if grades.written else out.parent
     print(f"graded {len({grade.notebook for grade in grades})} notebooks: {score} of {maximum} points; "
           f"wrote {len(grades.written)} reports in {where}" + (f" ({grades.fallback})" if grades.fallback else ""))
     if args.unsafe:
         print("warning: graded WITHOUT a sandbox (--unsafe-no-sandbox): the notebooks ran as you")
+    for other in grades.overlaps:
+        print(f"warning: {'another grading run' if args.unsafe else 'a run with --unsafe-no-sandbox'} was active "
+              f"beside this one ({safe_text(other, keep='')}): every row says so; grade again")
     for fault in grades.grader_faults[:5]:
         # learner text (a message, a file name) reaches the terminal with every control character escaped
         print(f"grader problem in {safe_text(fault.notebook, keep='')}: {safe_text(fault.outcome.one_line(), keep='')}")
-    return 1 if grades.grader_faults or grades.fallback else 0
+    return 1 if grades.grader_faults or grades.fallback or grades.overlaps else 0

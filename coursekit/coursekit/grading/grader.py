@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from coursekit import course, exercises
-from coursekit.grading import needs, sandbox
+from coursekit.grading import formats, needs, registry, sandbox
 from coursekit.grading.outcome import Ending, NotebookRun, Outcome, Status, exercise_outcome
 from coursekit.grading.plan import (
     SubmissionError,
@@ -55,10 +55,13 @@ class Options:
     unsafe: bool = False  # no sandbox (--unsafe-no-sandbox)
     limits: sandbox.Limits = sandbox.Limits()
     read_only_paths: tuple = field(default_factory=tuple)  # what the sandbox shows the kernel
+    registry_fds: tuple = field(default_factory=tuple)  # the run's registration, which its runners hold too
 
 
-def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, unsafe=False, limits=None):
-    """Grades notebooks; writes `out` (CSV), its Markdown summary (`out` with suffix .md) and feedback files.
+def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, unsafe=False, limits=None,
+          report=None):
+    """Grades notebooks; writes `out` (CSV), its Markdown summary (`out` with suffix .md) and feedback files, or
+    with `report` another format (formats.py: Gradescope's results.json, a Canvas gradebook).
 
     Args:
         submissions: paths of notebooks or folders of notebooks.
@@ -69,6 +72,7 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
         jobs: int, defaults to 1. Notebooks graded at the same time.
         unsafe: bool, defaults to False. Run the kernels without a sandbox (`--unsafe-no-sandbox`).
         limits: `sandbox.Limits` or None (the defaults).
+        report: `formats.ReportFormat` or None (the CSV).
 
     Returns:
         A `GradeResult`: the list of `Grade` rows. The reports are written even when grading fails part-way, and
@@ -76,23 +80,31 @@ def grade(submissions, out, solutions_dir=None, timeout=600, fast=True, jobs=1, 
 
     Raises:
         GradingInputError: before any work, when `solutions_dir` has no solution notebook, `out` cannot be
-            written, this machine lacks a dataset, the checkpoint or a module that the submissions' solution
-            notebooks need (each named with the command that fetches it), or the sandbox cannot start here (the
-            message names the fix, or --unsafe-no-sandbox).
+            written, a Canvas roster does not place every notebook, this machine lacks a dataset, the checkpoint or
+            a module that the submissions' solution notebooks need (each named with the command that fetches it),
+            the sandbox cannot start here (the message names the fix, or --unsafe-no-sandbox), or an unsafe run
+            would meet another grading run (registry.py).
     """
     with course.using(solutions_dir):  # a course's solutions graded from outside it: its settings still apply
-        return _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits)
+        return _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits,
+                      report or formats.ReportFormat())
 
 
-def _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits):
+def _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits, report):
+    started = time.monotonic()
     solutions_dir = Path(solutions_dir or course.current().solutions)
     try:
         solution_paths = exercises.solution_notebooks(solutions_dir)
     except FileNotFoundError as error:
         raise GradingInputError(str(error)) from error
-    check_writable(out)
+    for path in report.paths(out):
+        check_writable(path)
     notebooks = find_notebooks(submissions)
     plans = identify_submissions(notebooks, solution_paths)
+    try:
+        placement = formats.match_students(plans, report.roster, submissions) if report.format == "canvas" else None
+    except formats.FormatError as error:
+        raise GradingInputError(str(error)) from error
     check_needs(plans)
     options = Options(float(timeout), bool(fast), bool(unsafe), limits or sandbox.Limits())
     if not unsafe:
@@ -103,15 +115,17 @@ def _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits)
             raise GradingInputError(f"cannot grade safely here: {error}") from error
         options = dataclasses.replace(options, read_only_paths=tuple(map(str, exposed)))
     try:  # an unsafe run beside any other could reach it: refused while the other is active
-        registration = sandbox.register_run(unsafe)
-    except sandbox.RunConflict as error:
+        registration = registry.register_run(unsafe)
+    except registry.RunConflict as error:
         raise GradingInputError(f"cannot grade now: {error}") from error
+    options = dataclasses.replace(options, registry_fds=registration.fds)
     grades_by_notebook = {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         futures = {pool.submit(_grade_safely, plan, options): plan.path for plan in plans}
         for future in concurrent.futures.as_completed(futures):
             grades_by_notebook[futures[future]] = future.result()
+            registration.check()
     except BaseException:  # e.g. Ctrl-C: the runners are sessions of their own, so stop them here
         pool.shutdown(wait=False, cancel_futures=True)
         with _running_lock:
@@ -126,10 +140,36 @@ def _grade(submissions, out, solutions_dir, timeout, fast, jobs, unsafe, limits)
                 Grade(display_name(plan.path), "-", 0,
                       Outcome(Status.NOT_RUN, "grading was interrupted before this notebook"), plan.note)]
         try:
-            write_reports(result, out)
-        finally:  # also when the reports cannot be written: a long-lived process must not keep the run's lock
+            result = _marked_if_overlapped(result, registration.check(), unsafe)
+            result.isolation, result.seconds = isolation_text(unsafe), time.monotonic() - started
+            write_reports(result, out, report.files(result, placement))
+        finally:  # also when the reports cannot be written: a long-lived process must not keep the run's name
             registration.release()
     return result
+
+
+def isolation_text(unsafe):
+    """What kept the notebooks apart, in the words a results file gives it (Gradescope's `output`)."""
+    if unsafe:
+        return ("Graded WITHOUT a sandbox (--unsafe-no-sandbox): the notebook ran as the grading user, with its files "
+                "and network.")
+    return ("Graded in a bubblewrap sandbox: the notebook ran as an unprivileged user in namespaces of its own, "
+            "offline, with a read-only view of the course; the checks ran outside it.")
+
+
+def _marked_if_overlapped(result, overlaps, unsafe):
+    """`result` with a note on every row when another run that rules this one out was seen during it (registry.py):
+    an unsafe run's notebooks could have reached this run, so its grades are not to be trusted."""
+    if not overlaps:
+        return result
+    who = "; ".join(overlaps)
+    text = (f"graded while another grading run was active beside this --unsafe-no-sandbox run ({who}); grade again"
+            if unsafe else f"graded while a run with --unsafe-no-sandbox was active on this machine ({who}): its "
+                           f"notebooks ran outside any sandbox and could have changed these grades; grade again")
+    marked = GradeResult(dataclasses.replace(grade, note="; ".join(filter(None, [grade.note, text])))
+                         for grade in result)
+    marked.overlaps = list(overlaps)
+    return marked
 
 
 def check_writable(out):
@@ -189,8 +229,11 @@ def grade_notebook(plan, options=Options()):
                                             grader_fault=True), note)]
     expected = exercises.exercise_cells(solution)
 
+    hidden = {exercise_id: _has_hidden_tests(solution, entry) for exercise_id, entry in expected.items()}
+
     def for_all(outcome):
-        return [Grade(name, exercise_id, entry["points"], outcome, note) for exercise_id, entry in expected.items()]
+        return [Grade(name, exercise_id, entry["points"], outcome, note, hidden[exercise_id])
+                for exercise_id, entry in expected.items()]
 
     try:
         if plan.problem:
@@ -212,8 +255,13 @@ def grade_notebook(plan, options=Options()):
         else:
             outcome = exercise_outcome(exercise_id, steps.exercise_steps[exercise_id], run, options.timeout)
             outcome = outcome.with_note(edited_checks(entry, mine, solution, submission))
-        grades.append(Grade(name, exercise_id, entry["points"], outcome, note))
+        grades.append(Grade(name, exercise_id, entry["points"], outcome, note, hidden[exercise_id]))
     return grades
+
+
+def _has_hidden_tests(solution, entry):
+    return any(exercises.strip_hidden_tests(solution.cells[index].source) != solution.cells[index].source
+               for index in entry["check"])
 
 
 # ------------------------------------------------------------------------------------------------- the runner
@@ -232,7 +280,8 @@ def run_cells(plan, options=Options(), lang=None):
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen([sys.executable, "-m", "coursekit.grading.runner", str(report_write)],
                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                   pass_fds=(report_write,), env=_runner_environment(options.fast, lang),
+                                   pass_fds=(report_write, *options.registry_fds),
+                                   env=_runner_environment(options.fast, lang),
                                    start_new_session=True)
         os.close(report_write)
         with _running_lock:

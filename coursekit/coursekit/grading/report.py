@@ -31,6 +31,7 @@ class Grade:
     max_score: int
     outcome: Outcome
     note: str = ""
+    hidden: bool = False  # the exercise's check has hidden tests (Gradescope shows it with their visibility)
 
     @property
     def score(self):
@@ -97,24 +98,29 @@ class GradeResult(list):
         super().__init__(grades)
         self.written = []  # paths of the reports written
         self.fallback = None  # a message when the reports could not go where asked
+        self.overlaps = []  # unsafe runs seen beside this one (registry.py): its rows are marked
+        self.isolation = ""  # what isolated the notebooks, in words (Gradescope's `output`)
+        self.seconds = None  # how long the run took
 
     @property
     def grader_faults(self):
         return [grade for grade in self if grade.outcome.grader_fault]
 
 
-def write_reports(grades, out):
-    """Writes the CSV `out`, the Markdown summary beside it (.md) and one feedback file per notebook, atomically.
+def write_reports(grades, out, files=None):
+    """Writes the CSV `out`, the Markdown summary beside it (.md) and one feedback file per notebook, atomically;
+    with `files`, a function of `out` to {path: text}, those files instead (another format, formats.py).
 
     When `out` cannot be written (it became read-only during the run, the disk filled up), the reports go to a new
     temporary folder instead, and a message on stderr says where. Returns the paths written.
     """
     out = Path(out)
+    files = files or (lambda place: report_files(grades, place))
     try:
-        written = _write_reports(grades, out)
+        written = _write_all(files(out))
     except OSError as error:
         fallback = Path(tempfile.mkdtemp(prefix="coursekit-grades-")) / out.name
-        written = _write_reports(grades, fallback)
+        written = _write_all(files(fallback))
         message = (f"could not write the reports to {out} ({error.strerror or error}); they were written to "
                    f"{fallback.parent} instead")
         print(f"warning: {message}", file=sys.stderr)
@@ -125,18 +131,22 @@ def write_reports(grades, out):
     return written
 
 
-def _write_reports(grades, out):
+def _write_all(files):
+    for path, text in files.items():
+        write_text_atomically(path, text)
+    return list(files)
+
+
+def report_files(grades, out):
+    """{path: text} of the CSV `out`, its Markdown summary and the feedback files."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(grade.row() for grade in grades)
-    write_text_atomically(out, buffer.getvalue())
-    write_text_atomically(out.with_suffix(".md"), markdown_summary(grades))
-    written = [out, out.with_suffix(".md")]
+    files = {out: buffer.getvalue(), out.with_suffix(".md"): markdown_summary(grades)}
     for notebook, path in feedback_paths(grades, out).items():
-        write_text_atomically(path, feedback(notebook, [grade for grade in grades if grade.notebook == notebook]))
-        written.append(path)
-    return written
+        files[path] = feedback(notebook, [grade for grade in grades if grade.notebook == notebook])
+    return files
 
 
 def feedback_paths(grades, out):

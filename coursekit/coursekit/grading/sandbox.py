@@ -12,7 +12,6 @@ Where bwrap is missing or cannot create namespaces, `probe()` raises `SandboxUna
 """
 
 import ctypes
-import fcntl
 import functools
 import os
 import pwd
@@ -38,8 +37,6 @@ SCRATCH_MOUNTS = ("/tmp", "/dev/shm", SANDBOX_HOME)  # the sandbox's tmpfs mount
 MAX_SOCKET_PATH = 107  # bytes of a unix socket's path (sun_path, without its NUL)
 # What the sandbox adds to its temporary folder's path for a kernel socket: /coursekit-grade-XXXXXXXX/runtime/socket-N
 _SOCKET_TAIL = len("/coursekit-grade-12345678/runtime/socket-65535")
-# Machine-wide locks of the grading runs: shared by sandboxed runs, exclusive for an unsafe one (`register_run`).
-RUN_LOCKS = ("/run/coursekit-grade.lock", "/tmp/coursekit-grade.lock")
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 # What the kernel gets of the grader's environment: settings the notebooks read, nothing else.
 # The course adds its own (its `kernel_environment` hook).
@@ -64,90 +61,6 @@ class Limits:
 
 class SandboxUnavailable(RuntimeError):
     """bwrap is missing or cannot create its namespaces here; the message names the fix."""
-
-
-class RunConflict(RuntimeError):
-    """Another grading run on this machine rules this one out (an unsafe run beside any other); the message names
-    it and what to do."""
-
-
-class RunRegistration:
-    """This run's place among the machine's grading runs (`register_run`): its locks, held until `release`."""
-
-    def __init__(self, files):
-        self.files = files
-
-    def release(self):
-        for file in self.files:
-            file.close()
-        self.files = []
-
-
-def register_run(unsafe):
-    """Registers a grading run machine-wide, before any work: a shared lock on each of RUN_LOCKS for a sandboxed
-    run, an exclusive one for an unsafe run, whose notebooks run as the grading user outside any sandbox and could
-    reach another run (its runners, its kernels, its reports). Raises RunConflict naming the other run."""
-    files = []
-    for name in RUN_LOCKS:
-        file = _open_lock(name)
-        if file is None:
-            continue
-        try:
-            fcntl.flock(file, (fcntl.LOCK_EX if unsafe else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            others = _lock_holders(file) or "its process id could not be read"
-            for held in [*files, file]:
-                held.close()
-            if unsafe:
-                raise RunConflict(f"another grading run is active on this machine ({others}). A run with "
-                                  f"--unsafe-no-sandbox runs notebooks as you, outside any sandbox, where they could "
-                                  f"reach that run: wait until it ends (or stop it), then grade again, or grade "
-                                  f"without --unsafe-no-sandbox") from None
-            raise RunConflict(f"a grading run with --unsafe-no-sandbox is active on this machine ({others}); its "
-                              f"notebooks run outside any sandbox and could reach this run: wait until it ends (or "
-                              f"stop it), then grade again") from None
-        files.append(file)
-    if unsafe and not files:
-        raise RunConflict(f"cannot check that no other grading run is active here: none of {', '.join(RUN_LOCKS)} "
-                          f"can be opened (make /tmp writable), or grade without --unsafe-no-sandbox")
-    return RunRegistration(files)
-
-
-def _open_lock(name):
-    """The lock file `name`, opened (created, readable by everyone, where this user may), or None."""
-    for flags in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):  # flock needs no write access: another user's file will do
-        try:
-            descriptor = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-        except OSError:
-            continue
-        if stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return os.fdopen(descriptor, "rb", buffering=0)
-        os.close(descriptor)
-        return None
-    return None
-
-
-def _lock_holders(file):
-    """"pid 123 (coursekit grade ..., unsafe)" for each process holding a lock on `file`, from /proc/locks."""
-    info = os.fstat(file.fileno())
-    device = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    holders = []
-    try:
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 6 or parts[1] == "->" or parts[5] != device or not parts[4].isdigit():
-            continue  # "->": a process waiting for the lock, not holding it
-        pid = int(parts[4])
-        try:
-            command = " ".join(psutil.Process(pid).cmdline())[:120]
-        except psutil.Error:
-            command = "?"
-        kind = "--unsafe-no-sandbox" if parts[3] == "WRITE" else "sandboxed"
-        holders.append(f"pid {pid}: {command}, {kind}")
-    return "; ".join(dict.fromkeys(holders))
 
 
 def _is_root():
