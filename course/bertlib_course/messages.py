@@ -202,8 +202,17 @@ def _colab_language():
 
 
 def message(key, lang=None, **fields):
-    """One check message in `lang` (default `language()`), its fields filled in."""
-    return pgettext(key, MESSAGES[key], lang).format(**fields)
+    """One check message in `lang` (default `language()`), its fields filled in.
+
+    A translation that cannot be filled with the fields of its English (a field the English lacks, a stray brace)
+    gives the English message: feedback must never fail on its catalogue (`tests/course/test_language.py` fills
+    every entry).
+    """
+    english = MESSAGES[key]
+    try:
+        return pgettext(key, english, lang).format(**fields)
+    except (KeyError, IndexError, ValueError, AttributeError):
+        return english.format(**fields)
 
 
 def chapter_text(english, lang=None):
@@ -247,26 +256,40 @@ def _catalogue():
     """Exact strings, and templates as patterns, the most specific first (the most text outside `{fields}`): "layer
     {layer}, {head}, {count} tokens: ..." is tried before "layer {i}", which matches any text after "layer "."""
     listed = strings("zh")
-    exact = {english: chinese for english, chinese in listed.items() if "{" not in english}
-    templates = sorted((english for english in listed if "{" in english),
-                       key=lambda english: (-len(re.sub(r"\{\w+\}", "", english)), english))
+    exact = {english: chinese for english, chinese in listed.items() if not FIELD.search(english)}
+    templates = sorted((english for english in listed if FIELD.search(english)),
+                       key=lambda english: (-len(FIELD.sub("", english)), english))
     patterns = [(_pattern(english), listed[english]) for english in templates]
     return exact, patterns
 
 
+# A field of a template as `translate` reads it: a name in braces, with an optional conversion and format spec
+# ("{layer}", "{ratio:.1f}"). Any other brace is text: "return {'logits': ...}" is a hint that holds braces.
+FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
+
+
+def _fill(chinese, values):
+    """`chinese` with each field that `values` names replaced by its text, every other brace left as it is.
+
+    `translate` fills a translation with text captured from a formatted English string, so a field's format spec
+    has already been applied; `str.format` here would raise on a literal brace ("{'logits': …}") or a field the
+    English did not capture.
+    """
+    return FIELD.sub(lambda match: values.get(match.group(1), match.group(0)), chinese)
+
+
 def _pattern(template):
-    """The regular expression a template's filled-in text matches: each `{field}` any text, the same text where a
-    field comes twice ("steps 1-{steps}, the last {steps}")."""
-    seen = set()
-
-    def group(match):
+    """The regular expression a template's filled-in text matches: each field (`FIELD`) any text, the same text
+    where a field comes twice ("steps 1-{steps}, the last {steps}"); every other character, braces too, itself."""
+    parts, seen, start = ["^"], set(), 0
+    for match in FIELD.finditer(template):
         name = match.group(1)
-        if name in seen:
-            return f"(?P={name})"
+        parts.append(re.escape(template[start:match.start()]))
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
         seen.add(name)
-        return f"(?P<{name}>.+?)"
-
-    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", group, re.escape(template)) + "$", re.S)
+        start = match.end()
+    parts += [re.escape(template[start:]), "$"]
+    return re.compile("".join(parts), re.S)
 
 
 def translate(text, lang=None):
@@ -285,7 +308,7 @@ def translate(text, lang=None):
     for pattern, chinese in patterns:
         match = pattern.match(text)
         if match:
-            return chinese.format(**{name: translate(value, lang) for name, value in match.groupdict().items()})
+            return _fill(chinese, {name: translate(value, lang) for name, value in match.groupdict().items()})
     return text
 
 

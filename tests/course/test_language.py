@@ -127,7 +127,7 @@ def test_a_folder_named_like_a_notebook_is_no_notebook(clean, monkeypatch):
 def test_on_colab_the_open_notebook_says_chinese(clean, monkeypatch):
     calls = fake_colab(monkeypatch, {"ipynb": notebook("zh")})
     assert messages.language() == "zh"
-    assert messages.translate("epoch") == "轮次"
+    assert messages.translate("epoch") == "轮"
     assert calls == [("get_ipynb", messages.COLAB_TIMEOUT_S)]  # asked once per process, not per message
 
 
@@ -161,3 +161,108 @@ def test_every_generated_chinese_notebook_carries_its_language():
     for edition in (*i18n.SOURCE_EDITIONS, i18n.EXERCISES):
         for path in sorted((REPO / edition).glob("*.ipynb")):
             assert messages._file_language(path) == "en", path
+
+
+# ---------------------------------------------------------------------------- nothing a catalogue holds can crash
+
+SAMPLE_NUMBER = 7  # an int takes every numeric spec the catalogue uses (",d", ".1f", "+.1%", ">5", "0>2")
+
+
+def sample_fields(template):
+    """`{name: value}` for the fields `str.format` reads in `template`, or None when it is no format template
+    (a literal brace, as in "return {'logits': ...}", makes `string.Formatter` fail or name a field of quotes)."""
+    import string
+
+    def parse(text):  # the fields of `text` and of the specs nested in it ("{name:<{width}}")
+        found = [(name, spec) for _, name, spec, _ in string.Formatter().parse(text) if name is not None]
+        return found + [field for _, spec in found if spec and "{" in spec for field in parse(spec)]
+
+    try:
+        fields = parse(template)
+    except ValueError:
+        return None
+    if any(not name or not name.replace("_", "a").isalnum() for name, _ in fields):
+        return None
+    return {name: "x" if (spec or "").endswith("s") else SAMPLE_NUMBER for name, spec in fields}
+
+
+def runtime_entries():
+    import polib
+
+    return [entry for entry in polib.pofile(str(messages.catalogue_path("zh"))) if entry.translated()]
+
+
+def test_every_runtime_catalogue_entry_renders_with_sample_values():
+    """Each translated entry of the runtime catalogue, filled the way the course fills it: a check message through
+    `message` (msgctxt a key of MESSAGES), a composed sentence through `pgettext(...).format` ("evidence",
+    "audit"), a figure or hint string through `_()` and `.format` when its English is a template, and through
+    `translate` as the English text a check prints (formatted first; literal text with braces as it is). None may
+    raise, and the Chinese of the `.po` must take the English's fields, or a chapter's `.format` would fail."""
+    entries = runtime_entries()
+    assert len(entries) > 500
+    compiled = messages.strings("zh")  # what `translate` reads (the .mo, compiled by `coursekit i18n build`)
+    broken = []
+    for entry in entries:
+        fields = sample_fields(entry.msgid)
+        try:
+            if entry.msgctxt in messages.MESSAGES:
+                assert fields is not None, entry.msgid
+                entry.msgstr.format(**fields)
+                messages.message(entry.msgctxt, "zh", **fields)
+            elif fields is not None:
+                entry.msgstr.format(**fields)
+                english = entry.msgid.format(**fields)
+            else:
+                english = entry.msgid  # literal text that holds braces: shown as it is, never formatted
+            if not entry.msgctxt and entry.msgid in compiled:
+                shown = messages.translate(english, "zh")
+                assert isinstance(shown, str) and (shown != english or entry.msgstr == entry.msgid), shown
+        except Exception as error:  # noqa: BLE001 - collected, so one run names every broken entry
+            broken.append(f"{entry.msgctxt or ''} {entry.msgid[:70]!r}: {type(error).__name__}: {error}")
+    assert broken == []
+
+
+HINT_WITH_BRACES = "return {'logits': numpy array, 'loss': float}"  # exercise 3.6's hint (exercises/03, cell 21)
+
+
+def test_a_hint_with_literal_braces_reaches_the_learner_in_chinese(monkeypatch):
+    """Exercise 3.6 passes this hint to `checked_call`; its Chinese holds the same braces. With BERTLIB_LANG=zh a
+    learner's function that raises must give the ✘ message with the Chinese hint, not a KeyError."""
+    from bertlib_course import checks
+
+    chinese = {entry.msgid: entry.msgstr for entry in runtime_entries() if not entry.msgctxt}[HINT_WITH_BRACES]
+    assert "{'logits'" in chinese
+    monkeypatch.setenv("BERTLIB_LANG", "zh")
+
+    def learner_function():
+        raise ValueError("shapes do not match")
+
+    with pytest.raises(checks.CheckFailed) as failed:
+        checks.checked_call("masked_lm_outputs(weights, batch)", learner_function, hint=HINT_WITH_BRACES)
+    assert str(failed.value).startswith("✘") and chinese in str(failed.value)
+    assert "ValueError: shapes do not match" in str(failed.value)
+
+
+def test_translate_fills_only_the_fields_it_captured(monkeypatch):
+    """A template's Chinese may hold braces that are no field of its English (a dict in a hint, a field the
+    English lacks): those stay as text. Fields with a format spec are captured as the text they were formatted to."""
+    listed = {"loss {value} of {'a': 1}": "损失 {value}，来自 {'a': 1}",
+              "ratio {ratio:.1f}x, {count} runs": "比值 {ratio:.1f}，{count} 次运行，{extra}",
+              "a {{plain}} {x}": "一个 {{plain}} {x}"}
+    monkeypatch.setattr(messages, "strings", lambda lang="zh": listed)
+    messages._catalogue.cache_clear()
+    try:
+        assert messages.translate("loss 0.25 of {'a': 1}", "zh") == "损失 0.25，来自 {'a': 1}"
+        assert messages.translate("ratio 3.2x, 4 runs", "zh") == "比值 3.2，4 次运行，{extra}"
+        assert messages.translate("loss 0.25 of {'b': 2}", "zh") == "loss 0.25 of {'b': 2}"  # not this template
+    finally:
+        messages._catalogue.cache_clear()
+
+
+def test_a_broken_translation_of_a_check_message_gives_the_english(monkeypatch):
+    class Broken:
+        def pgettext(self, context, english):
+            return "✘ {name} 与 {nonexistent} 不符 {"
+
+    monkeypatch.setattr(messages, "catalogue", lambda lang="zh": Broken())
+    assert messages.message("not_expected", "zh", name="x") == "✘ x is not what was expected."

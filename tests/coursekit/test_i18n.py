@@ -187,6 +187,67 @@ def test_orphaned_entries_and_glossary_variants_are_reported(course):
     assert coverage.failures(strict=False) == coverage.glossary  # glossary breaches fail even without --strict
 
 
+# The Chinese of the catalogues before the 2026-12-05 review's term fixes (cell and the review's §4b row beside each):
+# one rendering per term, so each losing form must be reported with the term that won.
+OLD_RENDERINGS = [
+    ("输出矩阵就是词元嵌入表本身（绑定权重），所以解码器的", "绑定", "共享权重"),  # 03/c84, row 1
+    ("三次查表，然后同一种块重复 L 次，最后在 `[CLS]` 上接一个全连接层。", "种块", "层"),  # 02/c43, row 2
+    ("4. 块随 L·H² 增长，嵌入随 H 增长", "块随", "层"),  # 02/c86, row 2
+    ("它的最终隐藏状态 `C` 就是句子级分类器读取的摘要。", "读取的摘要", "聚合表示"),  # 02/c6, row 3
+    ("ELMo 的后向网络，1 层：人名的状态依赖于动词吗？", "后向", "反向"),  # 01/c29 output, row 4
+    ("CI 用的快速模式微调的轮次更少，缩小得也更少", "轮次", "轮"),  # 03/c80, row 5
+    ("两个模型都用 `fit` 训练，每个 epoch 25 步", "epoch", "轮"),  # 03/c47, row 5
+    ("泄漏配比的预训练准确率为 99%", "泄漏", "信息泄露"),  # 03/c76 output, row 6
+    ("可它填真正的空白时并不比瞎猜强", "瞎猜", "随机水平"),  # 01/c45, row 7
+    ("准确率：40% 至 60%（随机猜测 2.5%）", "随机猜测", "随机水平"),  # 03/c77 output, row 7
+    ("## 练习 4.6 · 用词元的均值做 NSP 头，写成 Keras 层", "NSP 头", "输出头"),  # sol/04/c18, row 8
+    ("两种词表各算一次带预训练头的 LARGE", "预训练头", "输出头"),  # a hint, row 8
+    ("购买者的位置上是买家", "买家", "购买者"),  # 01/c20 output, row 10
+    ("- **完整的上下文**：仍保留原词元且未被动过的位置所占的比例", "完整的上下文", "完好的上下文"),  # 06/c20, row 11
+    ("每条序列的注意力打分矩阵也只有十六分之一", "打分矩阵", "注意力分数"),  # 08/c42, row 13
+    ("数据（BERT 用 BooksCorpus + Wikipedia，33 亿词）", "Wikipedia", "维基百科"),  # 07/c78, row 14
+    ("Vaswani 等人最大的模型 (6, 1024, 16)", "等人", "et al."),  # 02/c65 output, row 16
+    ("选出 15% 的可选词元，再把其中 80% 换成 `[MASK]`", "可选词元", "候选词元"),  # 03/c3
+    ("解码器与词嵌入共享权重，只在被遮住的位置上计分", "词嵌入", "词元嵌入"),  # sol/03/c0
+]
+
+
+@pytest.mark.parametrize(("old", "variant", "chosen"), OLD_RENDERINGS)
+def test_the_glossary_rejects_each_losing_rendering_of_the_review(old, variant, chosen):
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    found = i18n.glossary_problems(old, terms)
+    assert any(f"uses {variant!r}" in problem and repr(chosen) in problem for problem in found), found
+
+
+def test_the_glossary_lets_the_right_uses_of_a_losing_form_pass():
+    """Words that hold a losing form but are right: another sense (文本摘要, 论文的摘要, 16 块芯片, 给开发集打分,
+    注意力头), the glossary's allowed phrases (the zh.d2l.ai glosses), the paper's English quotations, code and
+    the fields of a runtime template."""
+    terms = i18n.read_glossary(REPO / "docs" / "glossary.md")
+    good = ("再在文本摘要或翻译上微调；摘要里的四个核心数字。64 块芯片跑 4 天，在 `with` 块内。给开发集打分。"
+            "第 2 章的注意力头。掩码语言模型（zh.d2l.ai 译作“掩蔽语言模型”）；分段嵌入（zh.d2l.ai 译作“片段嵌入”）；"
+            "批大小（zh.d2l.ai 译作“批量大小”）；H 是隐藏维度（zh.d2l.ai 译作“隐藏大小”）。"
+            "“approximately 40 epochs over the 3.3 billion word corpus”（A.2），“BooksCorpus and English Wikipedia”。"
+            "`epochs(tokens, corpus_words)` 和 `keys`。第 {epoch} 轮（天真目标的损失首次降到 0.1 nats 以下）。"
+            "与词元嵌入共享权重的解码器；NSP 输出头；预训练输出头；随机水平；反向网络；BooksCorpus + 维基百科；"
+            "Vaswani et al.；候选词元；完好的上下文；注意力分数矩阵；信息泄露。")
+    assert i18n.glossary_problems(good, terms) == []
+    # an allowed phrase covers only itself: the bare losing form beside it is still reported
+    assert i18n.glossary_problems("zh.d2l.ai 译作“掩蔽语言模型”，我们也写掩蔽语言模型。", terms) != []
+    # a quotation that holds Chinese is the course's own text, not the paper's English
+    assert i18n.glossary_problems("“每个 epoch 25 步”", terms) != []
+
+
+def test_the_check_fails_on_an_old_rendering_in_a_catalogue(course):
+    stem = Path(CHAPTERS[0]).stem
+    cell = first_markdown(course / "notebooks" / CHAPTERS[0])
+    i18n.write_translation(course, "zh", "notebooks", stem, cell.id, "ELMo 式的条件化则是两个模型：前向模型用因果掩码，"
+                           "后向模型用它的镜像；每个 epoch 25 步。", cell.source)
+    coverage = i18n.check(course)
+    assert any("'后向'" in problem and cell.id in problem for problem in coverage.glossary), coverage.glossary
+    assert any("'epoch'" in problem for problem in coverage.glossary)
+    assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 1
+
 def test_links_of_the_chinese_text_must_lead_somewhere_from_the_zh_folder(course):
     cell = first_markdown(course / "solutions" / CHAPTERS[0])
     good = f"[本章](../../notebooks/zh/{CHAPTERS[0]})，[英文版](../../notebooks/{CHAPTERS[0]})，[外部](https://arxiv.org)"
@@ -514,7 +575,7 @@ def test_every_message_has_both_languages_with_the_same_fields():
 
 
 def test_translate_fills_templates_and_leaves_unknown_text_alone():
-    assert messages.translate("epoch", lang="zh") == "轮次"
+    assert messages.translate("epoch", lang="zh") == "轮"
     assert messages.translate("epoch", lang="en") == "epoch"
     # A listed field is translated too (issue 25: the title read "关注previous token"); an unlisted one stays.
     assert messages.translate("block 0, head 2: attends to the previous token", lang="zh") == \
@@ -529,7 +590,7 @@ def test_a_template_with_a_field_twice_matches_only_the_same_text_twice():
     pattern = messages._pattern("over steps 1-{steps}, then the last {steps}")
     assert pattern.match("over steps 1-100, then the last 100").group("steps") == "100"
     assert pattern.match("over steps 1-100, then the last 50") is None
-    assert messages.translate("epoch", lang="zh") == "轮次"  # every pattern of today's catalogue compiles
+    assert messages.translate("epoch", lang="zh") == "轮"  # every pattern of today's catalogue compiles
 
 
 def test_runtime_strings_of_a_cell_are_found_as_templates():
@@ -651,9 +712,9 @@ def test_chinese_titles_are_drawn_with_a_font_that_has_their_glyphs(plot_state, 
     axis.set_ylabel("loss")
     assert axis.get_ylabel() == "loss"  # nothing patches matplotlib: text is drawn as it is written ...
     course.plot_lines({"a": [1, 2]}, ax=axis)
-    assert axis.get_xlabel() == "" and messages.translate("epoch", "zh") == "轮次"
+    assert axis.get_xlabel() == "" and messages.translate("epoch", "zh") == "轮"
     course.plot_history({"loss": [1.0, 0.5]}, {"loss": "loss"}, ax=axis)
-    assert axis.get_xlabel() == "轮次"  # ... and the course's own plotting code translates its own words
+    assert axis.get_xlabel() == "轮"  # ... and the course's own plotting code translates its own words
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # matplotlib warns "Glyph ... missing from font(s)" when it draws a box
         figure.canvas.draw()
