@@ -13,18 +13,23 @@ so these helpers never swallow an error; but an error that comes from the learne
 or returned something that cannot be compared, such as a tuple where one array was asked for) becomes a `✘`
 message with the hint, never a bare traceback from inside this module. A check cell calls a learner's function
 through `checked_call` for the same reason. Only an untouched stub's `NotImplementedError` goes through as
-itself (the grader reports "not attempted"). Only numpy is imported here, so a check cell stays fast; tensors of any
-backend are compared through `numpy.asarray`.
+itself (the grader reports "not attempted"). In a notebook a `✘` shows as its message alone: IPython renders a
+`CheckFailed` through its `_render_traceback_`, without the frames of these helpers. Only numpy is imported here
+(`check_compiled_step` imports Keras when it runs), so a check cell stays fast; tensors of any backend are compared
+through `numpy.asarray`.
 """
 
 import contextlib
 import hashlib
 import hmac
+import random
+import re
+from pathlib import Path
 
 import numpy as np
 
 from bertlib_course.failure import CheckFailed  # noqa: F401 (part of this module's API)
-from bertlib_course.messages import message, translate
+from bertlib_course.messages import message, pgettext, translate
 
 _MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
 
@@ -154,6 +159,7 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
     Example:
         check_function("softmax", softmax, bertlib_softmax, lambda rng: (rng.normal(size=(2, 5)),))
     """
+    __tracebackhide__ = True  # a stub's NotImplementedError shows the learner's frames, not this one
     rng = np.random.default_rng(seed)
     for trial in range(1, trials + 1):
         args, kwargs = _as_call_arguments(random_inputs_fn(rng))
@@ -187,6 +193,7 @@ def checked_call(name, function, *args, hint=None, **kwargs):
         pooled = checked_call("pool(sequence_output, kernel, bias)", pool, sequence_output, kernel, bias,
                               hint="a dense layer with tanh on the first position")
     """
+    __tracebackhide__ = True  # a stub's NotImplementedError shows the learner's frames, not this one
     try:
         return function(*args, **kwargs)
     except NotImplementedError:
@@ -207,6 +214,7 @@ def check_raises(name, error_type, function, *args, hint=None, **kwargs):
     Example:
         error = check_raises("replica_plan(100, 8, 64)", ValueError, replica_plan, 100, 8, 64)
     """
+    __tracebackhide__ = True  # a stub's NotImplementedError shows the learner's frames, not this one
     try:
         result = function(*args, **kwargs)
     except NotImplementedError:
@@ -220,6 +228,155 @@ def check_raises(name, error_type, function, *args, hint=None, **kwargs):
         raise CheckFailed(_message(name, message("an_error", error_type=error_type.__name__),
                                    message("raised", error_type=type(error).__name__, error=error), hint)) from error
     _fail(name, message("an_error", error_type=error_type.__name__), message("returned", value=_show(result)), hint)
+
+
+def check_compiled_step(name, piece_class, inputs=None, make=None, call=None, hint=None):
+    """Checks that a learner's Keras piece runs inside one compiled training step, as `model.fit` compiles it.
+
+    The exercises ask for `keras.ops` only "so that it runs in a compiled step": numpy, or a Python `if` on a
+    tensor, can give the right numbers when called on arrays, and then fail in `fit`, where the step is traced
+    (TensorFlow's graph, JAX's `jit`) and a tensor has a shape but no values yet. This check is that `fit`, on the
+    current backend, with `jit_compile="auto"` (what `compile()` uses when not told: XLA on TensorFlow where Keras
+    can, `jit` on JAX; PyTorch's default step is not traced, so there numpy that reads only shapes or the step
+    counter still runs, as it does in PyTorch's own `fit`):
+
+    - a layer (`make(piece_class)`, default `piece_class()`): a functional model on `keras.Input`s whose sizes are
+      unknown but the last axis of the first, as a learner's model is; a trainable `Dense` in front of the piece,
+      so that its first input carries a gradient; `call(piece, *tensors)` (default `piece(*tensors)`) as output and
+      the mean square of that output as loss. One step is fitted on `inputs`, a tuple of arrays whose first is float
+      (batch, ..., width).
+    - a `LearningRateSchedule`: the learning rate of the optimizer of a one-layer model, fitted one step.
+
+    A failure names the line of the learner's code that broke, and says when it is numpy. In the grader the
+    learner's class stays in the learner's kernel (a stand-in that answers calls with values, not a class), so no
+    model can be built around it there: the check says so and passes; the learner's notebook runs it.
+
+    Example:
+        check_compiled_step("CausalSelfAttention(num_heads=2)", CausalSelfAttention, (x, padding_mask),
+                            make=lambda cls: cls(num_heads=2))
+    """
+    __tracebackhide__ = True  # pytest and IPython leave this frame out of a traceback
+    import keras  # here, not at the top: the other checks need numpy only
+
+    if not isinstance(piece_class, type):
+        print(_compiled("(not checked here: {name} is not a class in this process; the grader keeps your class in "
+                        "your kernel, and your notebook runs this check)").format(name=name))
+        return
+    kinds = (keras.layers.Layer, keras.optimizers.schedules.LearningRateSchedule)
+    if not issubclass(piece_class, kinds):
+        _fail(name, _compiled("a subclass of keras.layers.Layer or keras.optimizers.schedules.LearningRateSchedule"),
+              ", ".join(repr(base) for base in piece_class.mro()[:3]), hint)
+    piece = checked_call(name, make or (lambda cls: cls()), piece_class, hint=hint)
+    # Keras draws its initializers' seeds from Python's `random`: the notebook's later numbers stay as they were.
+    random_state, numpy_state = random.getstate(), np.random.get_state()
+    try:
+        _fit_one_compiled_step(keras, piece, inputs, call)
+    except NotImplementedError as error:
+        if not _traced(error):
+            raise _chain(error)[-1] from None  # an untouched stub: the grader reports "not attempted"
+        _fail_compiled(name, error, hint, keras)
+    except CheckFailed:
+        raise
+    except Exception as error:  # noqa: BLE001 (any error of the learner's piece in the step is said, not raised)
+        _fail_compiled(name, error, hint, keras)
+    finally:
+        random.setstate(random_state)
+        np.random.set_state(numpy_state)
+    _passed(_compiled("{name} in a compiled training step").format(name=name))
+
+
+def _compiled(english):
+    """A sentence of `check_compiled_step` in the learner's language (the catalogue's msgctxt "compiled_step")."""
+    return pgettext("compiled_step", english)
+
+
+def _fit_one_compiled_step(keras, piece, inputs, call):
+    """Builds the small model around `piece` (see `check_compiled_step`), compiles it and fits one step."""
+    ops = keras.ops
+    if isinstance(piece, keras.optimizers.schedules.LearningRateSchedule):
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.SGD(learning_rate=piece), loss="mean_squared_error",
+                      jit_compile="auto")
+        features = np.linspace(-1.0, 1.0, 8, dtype="float32").reshape(4, 2)
+        model.fit(features, features[:, :1], epochs=1, batch_size=4, verbose=0, shuffle=False)
+        return
+    call = call or (lambda layer, *tensors: layer(*tensors))
+    arrays = [np.asarray(array) for array in inputs]
+    symbolic = [keras.Input(shape=(None,) * (array.ndim - 2) + (array.shape[-1],) if index == 0
+                            else (None,) * (array.ndim - 1), dtype=str(array.dtype), name=f"input_{index}")
+                for index, array in enumerate(arrays)]
+    first = keras.layers.Dense(arrays[0].shape[-1], name="input_projection")(symbolic[0])
+
+    class OneStep(keras.Model):  # the loss is the mean square of the piece's output: any loss that has a gradient
+        def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+            return ops.mean(ops.square(ops.cast(y_pred, "float32")))
+
+    model = OneStep(symbolic, call(piece, first, *symbolic[1:]))
+    model.compile(optimizer=keras.optimizers.SGD(1e-3), jit_compile="auto")
+    model.fit({tensor.name: array for tensor, array in zip(symbolic, arrays)}, epochs=1, batch_size=len(arrays[0]),
+              verbose=0, shuffle=False)
+
+
+def _traced(error):
+    """Whether an error met in the compiled step is a tensor read where it has no value (a traced tensor)."""
+    return any(type(link).__name__.startswith("Tracer") or "symbolic" in str(link) or "eager execution" in str(link)
+               for link in _chain(error))
+
+
+def _chain(error):
+    """`error` and the errors it was raised from (Keras wraps an error of a layer's `call` in one of its own)."""
+    links = []
+    while error is not None and error not in links:
+        links.append(error)
+        error = error.__cause__ or error.__context__
+    return links
+
+
+def _learner_line(error):
+    """(source line, function name, the frame after it is numpy's) of the learner's innermost frame in the
+    traceback of the first error raised: the last frame outside the installed packages and the standard library."""
+    import sys
+    import sysconfig
+    import traceback
+
+    installed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib", "stdlib")} | {sys.prefix}
+    course = str(Path(__file__).resolve().parent)
+    frames = traceback.extract_tb(_chain(error)[-1].__traceback__)
+    ours = [index for index, frame in enumerate(frames)
+            if not frame.filename.startswith((*installed, course))]
+    if not ours:
+        return None, None, False
+    frame = frames[ours[-1]]
+    after = frames[ours[-1] + 1:ours[-1] + 2]
+    # numpy's own code next, or a tensor's `__array__` (numpy asking a traced tensor for its values)
+    in_numpy = bool(after) and ("numpy" in Path(after[0].filename).parts or after[0].name == "__array__")
+    return (frame.line or "").strip() or None, frame.name, in_numpy
+
+
+def _fail_compiled(name, error, hint, keras):
+    """The ✘ of `check_compiled_step`: the first error raised, where in the learner's code, and what to do."""
+    __tracebackhide__ = True
+    origin = _chain(error)[-1]
+    line, function, in_numpy = _learner_line(error)
+    text = " ".join((str(origin).strip().splitlines() or [""])[0].split())  # the first line: JAX's goes on for 10
+    text = text if len(text) <= 200 else text[:200] + " …"
+    got = message("raised", error_type=type(origin).__name__, error=text)
+    if line:
+        got += "\n" + " " * 12 + _compiled("raised at `{line}` (in {function})").format(line=line, function=function)
+    elif function:
+        got += "\n" + " " * 12 + _compiled("raised in {function}").format(function=function)
+    uses_numpy = (in_numpy or bool(line and re.search(r"\b(np|numpy)\.", line)) or "numpy" in text.lower()
+                  or "__array__" in text)
+    reason = _compiled("this uses numpy and cannot run inside a compiled training step: there a tensor has a shape "
+                       "but no values yet, and a length may be unknown. Write it with keras.ops only "
+                       "(ops.shape, ops.arange, ops.where, ops.cos, ...)") if uses_numpy else _compiled(
+        "this cannot run inside a compiled training step: there a tensor has a shape but no values yet (no numpy, "
+        "no Python if or float() on a tensor), and a length may be unknown. Write it with keras.ops only")
+    backend = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}.get(keras.backend.backend(),
+                                                                                   keras.backend.backend())
+    raise CheckFailed(_message(_compiled("{name} in a compiled training step (model.fit on {backend})").format(
+        name=name, backend=backend), _compiled("one training step runs"), got,
+        _compiled("{reason}; {hint}").format(reason=reason, hint=translate(hint)) if hint else reason)) from error
 
 
 def answer_digest(value, salt, digits=None):

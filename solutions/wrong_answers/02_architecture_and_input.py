@@ -117,5 +117,8 @@ rounding_tells = False
                                     "probabilities = ops.where(visible, ops.softmax(scores, axis=-1), 0.0)")],
         "keys and values swapped": [("query, key, value = ops.unstack", "query, value, key = ops.unstack")],
         "the weights never set": [("    layer.set_weights(weights)\n", "")],
+        "numpy's np.tril for the causal mask (right on arrays, breaks in a compiled step)": [(
+            "positions = ops.arange(seq)\n        visible = (positions[:, None] >= positions[None, :])[None, None]",
+            "visible = np.tril(np.ones((x.shape[1], x.shape[1]), dtype=bool))[None, None]")],
     },
 }

@@ -124,5 +124,8 @@ WRONG_ANSWERS = {
                                       "hidden = sequence_output")],
         "cross-entropy on the raw logits": [("log_probabilities = ops.log_softmax(logits, axis=-1)",
                                              "log_probabilities = logits")],
+        "mask_weights read with numpy (right on arrays, breaks in a compiled step)": [(
+            "weights = ops.cast(mask_weights, picked.dtype)\n        return -ops.sum(picked * weights) / ops.sum(weights)",
+            'weights = np.asarray(mask_weights, "float32")\n        return -ops.sum(picked * weights) / weights.sum()')],
     },
 }

@@ -97,5 +97,8 @@ WRONG_ANSWERS = {
             "return self.classifier(self.pooler(self.pool(sequence_output, padding_mask)))",
             "return self.pooler(self.pool(sequence_output, padding_mask))[:, :2]")],
         "not a keras Layer": [("class MeanPooledNSPHead(keras.layers.Layer):", "class MeanPooledNSPHead:")],
+        "padding_mask read with numpy (right on arrays, breaks in a compiled step)": [(
+            "mask = ops.cast(padding_mask, sequence_output.dtype)[:, :, None]",
+            'mask = np.asarray(padding_mask, "float32")[:, :, None]')],
     },
 }

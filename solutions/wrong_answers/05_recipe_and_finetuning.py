@@ -114,6 +114,12 @@ WRONG_ANSWERS = {
         "get_config with numpy numbers": [("return {\"peak\": self.peak,", "return {\"peak\": np.float32(self.peak),")],
         "get_config with other names": [('return {"peak": self.peak, "warmup_steps": self.warmup_steps',
                                          'return {"peak": self.peak, "warmup": self.warmup_steps')],
+        "the same rule in numpy (right on arrays, breaks in a compiled step)": [
+            ('step = ops.cast(step, "float32")', 'step = np.asarray(step, dtype="float32")'),
+            ("progress = ops.clip(", "progress = np.clip("),
+            ("(1.0 + ops.cos(math.pi * progress))", "(1.0 + np.cos(math.pi * progress))"),
+            ("return ops.where(step < self.warmup_steps, warmup, decayed)",
+             'return np.where(step < self.warmup_steps, warmup, decayed).astype("float32")')],
     },
 }
 

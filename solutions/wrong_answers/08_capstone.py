@@ -107,4 +107,8 @@ RIGHT_ANSWERS = {
         ("gain_leaderboard = 80.5 - 72.8", "gain_leaderboard = round(80.5 - 72.8, 1)")]},
     "8.4": {"base_half unrounded": [("base_half = round(half_cost_share(768), 3)", "base_half = half_cost_share(768)")]},
     "8.5": {"behind_fine_tuning unrounded": [("round(96.4 - 96.1, 1)", "96.4 - 96.1")]},
+    "8.6": {"Table 6's size columns quoted (the learner trial of 2026-12-05)": [(
+        "§5.2: accuracy rises monotonically with size on MRPC, MNLI and the LM.",
+        "§5.2, Table 6: MRPC rises from 79.8 to 87.8 as the model grows from 3 to 24 layers (H = 768 to 1024, "
+        "12 to 16 heads).")]},
 }

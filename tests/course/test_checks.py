@@ -249,3 +249,142 @@ def test_a_nested_difference_says_where_in_words():
     message = failure_message(checks.check_function, "f", lambda seed: {"a": np.zeros(2)},
                               lambda seed: {"a": np.zeros(3)}, lambda rng: (1,))
     assert "(shape (2,) in ['a'], expected (3,))" in message
+
+
+# A ✘ in a notebook: the message and hint, not a traceback through the check helpers (issue 56, item 6).
+
+
+def _shown_by_ipython(code):
+    """What IPython prints for a cell that raises (as JupyterLab shows its traceback lines), colours off."""
+    import contextlib
+    import io
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance(colors="nocolor")
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown), contextlib.redirect_stderr(shown):
+        result = shell.run_cell(code)
+    return result, re.sub(r"\x1b\[[0-9;]*m", "", shown.getvalue())
+
+
+def test_a_failed_check_shows_in_ipython_as_its_message_without_the_helpers_frames():
+    result, shown = _shown_by_ipython(
+        "from bertlib_course.checks import check_function\nimport numpy as np\n"
+        "check_function('softmax', lambda x: np.exp(x) / np.exp(x).sum(), lambda x: x * 0 + 1 / 3,\n"
+        "               lambda rng: (rng.normal(size=3),), hint='the same value for every position')")
+    assert isinstance(result.error_in_exec, CheckFailed)  # still an error of the cell: nbval and the grader see it
+    lines = shown.strip().splitlines()
+    assert lines[0].startswith("✘ softmax(<array (3,)>) (trial 1 of 5)") and "Hint:     the same value" in shown
+    assert "checks.py" not in shown and "Traceback" not in shown and "File " not in shown and len(lines) <= 6
+    assert result.error_in_exec._render_traceback_()[-1] == "  Hint:     the same value for every position"
+
+
+def test_a_stub_still_shows_where_it_was_left_and_not_the_helper_that_called_it():
+    result, shown = _shown_by_ipython("from bertlib_course.checks import checked_call\n"
+                                      "def pool():\n    raise NotImplementedError('write pool')\n"
+                                      "checked_call('pool()', pool)")
+    assert isinstance(result.error_in_exec, NotImplementedError) and "write pool" in shown
+    assert "checks.py" not in shown  # the helper's frame is hidden (__tracebackhide__)
+
+
+# Every stated constraint is checked: "keras.ops only, so that it runs in a compiled step" (issue 56, item 2).
+
+
+def _keras_pieces():
+    import keras
+    from keras import ops
+
+    class MeanPool(keras.layers.Layer):  # the masked mean of 4.6, in keras.ops
+        def call(self, x, padding_mask):
+            mask = ops.cast(padding_mask, x.dtype)[:, :, None]
+            return ops.sum(x * mask, axis=1) / ops.maximum(ops.sum(mask, axis=1), 1.0)
+
+    class NumpyMeanPool(keras.layers.Layer):  # the same numbers on arrays, the mask read with numpy
+        def call(self, x, padding_mask):
+            mask = np.asarray(padding_mask, "float32")[:, :, None]
+            return ops.sum(x * mask, axis=1) / mask.sum(axis=1)
+
+    class NumpySchedule(keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            return np.float32(1e-3) * np.minimum(np.asarray(step, "float32") / 10, 1.0)
+
+        def get_config(self):
+            return {}
+
+    class Schedule(keras.optimizers.schedules.LearningRateSchedule):
+        def __call__(self, step):
+            return 1e-3 * ops.minimum(ops.cast(step, "float32") / 10, 1.0)
+
+        def get_config(self):
+            return {}
+
+    return MeanPool, NumpyMeanPool, Schedule, NumpySchedule
+
+
+BATCH = (np.random.default_rng(0).normal(size=(2, 5, 4)).astype("float32"), np.array([[1] * 5, [1, 1, 0, 0, 0]]))
+
+
+def test_a_keras_ops_piece_passes_the_compiled_step_and_the_same_in_numpy_fails_it(capsys):
+    import keras
+
+    mean_pool, numpy_mean_pool, schedule, numpy_schedule = _keras_pieces()
+    # Both give the right numbers on arrays: only the compiled step tells them apart.
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(numpy_mean_pool()(*BATCH)),
+                               keras.ops.convert_to_numpy(mean_pool()(*BATCH)), rtol=1e-6)
+    checks.check_compiled_step("MeanPool", mean_pool, BATCH)
+    checks.check_compiled_step("Schedule()", schedule)
+    assert capsys.readouterr().out.splitlines() == ["✔ MeanPool in a compiled training step: as expected",
+                                                    "✔ Schedule() in a compiled training step: as expected"]
+    backend = {"tensorflow": "TensorFlow", "jax": "JAX", "torch": "PyTorch"}[keras.backend.backend()]
+    message = failure_message(checks.check_compiled_step, "NumpyMeanPool", numpy_mean_pool, BATCH,
+                              hint="padding_mask is a tensor there too")
+    assert message.startswith(f"✘ NumpyMeanPool in a compiled training step (model.fit on {backend})")
+    assert "Hint:     this uses numpy and cannot run inside a compiled training step" in message
+    assert message.endswith("; padding_mask is a tensor there too")
+    if keras.backend.backend() != "torch":  # PyTorch's fit runs eagerly: there numpy on the step counter works
+        message = failure_message(checks.check_compiled_step, "NumpySchedule()", numpy_schedule)
+        assert "raised at `return np.float32(1e-3) * np.minimum(" in message and "(in __call__)" in message
+        assert "this uses numpy" in message
+
+
+def test_the_compiled_step_check_names_a_piece_of_the_wrong_kind_and_passes_the_graders_stand_in(capsys):
+    message = failure_message(checks.check_compiled_step, "Pool", dict, BATCH)
+    assert "a subclass of keras.layers.Layer or keras.optimizers.schedules.LearningRateSchedule" in message
+
+    class Remote:  # what the grader holds for a learner's class: an object whose calls the kernel answers
+        def __call__(self, *args):
+            raise AssertionError("the check must not build a model around a stand-in")
+
+    checks.check_compiled_step("MeanPool", Remote(), BATCH)
+    assert "not checked here" in capsys.readouterr().out
+
+
+def test_a_numpy_piece_in_a_notebook_is_named_by_its_line_and_shown_without_a_traceback():
+    import keras
+
+    if keras.backend.backend() == "torch":
+        pytest.skip("PyTorch's fit runs eagerly: numpy on the step counter runs there")
+    result, shown = _shown_by_ipython(
+        "import keras, numpy as np\nfrom bertlib_course.checks import check_compiled_step\n"
+        "class Warmup(keras.optimizers.schedules.LearningRateSchedule):\n"
+        "    def __call__(self, step):\n"
+        "        return np.float32(1e-3) * np.minimum(np.asarray(step, 'float32') / 10, 1.0)\n"
+        "    def get_config(self):\n        return {}\n"
+        "check_compiled_step('Warmup()', Warmup, hint='the step is a tensor')")
+    assert isinstance(result.error_in_exec, CheckFailed)
+    assert "raised at `return np.float32(1e-3) * np.minimum(np.asarray(step, 'float32') / 10, 1.0)`" in shown
+    assert "checks.py" not in shown and "site-packages" not in shown and len(shown.strip().splitlines()) <= 6
+
+
+def test_the_compiled_step_leaves_the_notebooks_random_numbers_as_they_were():
+    import random
+
+    mean_pool = _keras_pieces()[0]
+    random.seed(3)
+    np.random.seed(3)
+    expected = (random.random(), np.random.random())
+    random.seed(3)
+    np.random.seed(3)
+    checks.check_compiled_step("MeanPool", mean_pool, BATCH)
+    assert (random.random(), np.random.random()) == expected

@@ -41,6 +41,19 @@ def test_a_made_up_figure_or_another_contributions_source_is_refused():
         audit.reason_problems(6, "§5.1")
 
 
+
+def test_table_6s_size_columns_are_figures_of_its_evidence():
+    # The learner trial of 2026-12-05: "grows from 3 to 24 layers" was refused, though 24 is Table 6's #L of
+    # BERT_LARGE. Every column of Table 6 counts; the sizes are also Table 1's BASE and LARGE (§3, §4.1).
+    assert audit.TABLE_6[3][:3] == (12, 768, 12) and audit.TABLE_6[-1][:3] == (24, 1024, 16)
+    assert [row[3] for row in audit.TABLE_6] == sorted((row[3] for row in audit.TABLE_6), reverse=True)  # ppl falls
+    for reason in ("§5.2, Table 6: MRPC rises from 79.8 to 87.8 as the model grows from 3 to 24 layers.",
+                   "Table 6: the 24-layer model with H = 1024 and 16 heads reaches an LM perplexity of 3.23.",
+                   "§5.2: 6 layers with 3 heads (H = 768) score 80.6 on MNLI-m, 6 with 12 heads 81.9."):
+        assert audit.reason_problems(4, reason) == [], reason
+    assert audit.reason_problems(4, "Table 6: 32 layers with H = 1536 reach 95.0 on SST-2.") == [
+        "it quotes 32, 1536, 95.0, not a figure of that evidence"]
+
 def test_named_sources():
     assert audit.named_sources("§5.1 and Table 5; C.1, Figure 5; chapter 04, ch. 3, section 4.2") == {
         "§5.1", "Table 5", "C.1", "Figure 5", "04", "03", "§4.2"}

@@ -459,3 +459,84 @@ def test_the_claims_issue_35_fixed_by_hand_are_caught_in_the_old_text(tmp_path, 
     assert [(finding.kind, finding.cell_id) for finding in old] == [(case["kind"], case["cell_id"])], \
         prose.format_findings(old)
     assert not claims(case["fixed"]), prose.format_findings(claims(case["fixed"]))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# (e) claims about the paper's evidence (issue 56, item 5): a pointer to a topic, a rating against its legend, a
+# Table 5 figure against its row. Each old text is a cell as it was stored before these rules (git show
+# 23a3465:notebooks/...), with its correction beside it.
+
+OLD_ATTENTION_CAPTION = ("Below is the same checkpoint. The caption gives the share of attention that goes to `[CLS]` "
+                         "and `[SEP]`, which chapter 07 comes back to. Type any sentence or pair and press Run.")
+OLD_NSP_RATING = ("The one change: **NSP down from two stars to one**. The paper's own table shows a clear loss only "
+                  "on QNLI (§5.1), and the guide's section 7.5 notes that later work (RoBERTa) removed NSP without "
+                  "harm. The masking-recipe claims of C.2, which the guide did not rate, would get one star from us: "
+                  "the appendix shows differences within noise for fine-tuning.")
+OLD_MLM_ROW = ("| 1 | Deep bidirectional pretraining matters | ★★★ | §5.1 ablation (Table 5): MLM against \"LTR & No "
+               "NSP\", SQuAD F1 88.5 → 77.8 under the same data and recipe | ch. 1, ch. 3 |")
+
+
+def kinds_of(tmp_path, text, name="08_this.ipynb", kinds=("pointer", "rating", "label")):
+    return [(finding.kind, finding.number) for finding in findings_of(tmp_path, [("md", "## Here"), ("md", text)], name)
+            if finding.kind in kinds]
+
+
+def test_a_pointer_to_a_topic_needs_the_topic_in_that_chapter(tmp_path):
+    write_notebook(tmp_path, "07_reading.ipynb", [("md", "## Reading"), (
+        "md", "`[CLS]` and `[SEP]` are learned in pretraining. A causal model caches keys and values when generating; "
+              "a bidirectional encoder cannot.")])
+    assert kinds_of(tmp_path, OLD_ATTENTION_CAPTION, "02_this.ipynb") == [("pointer", "which chapter 07 comes back to")]
+    assert kinds_of(tmp_path, OLD_ATTENTION_CAPTION.replace(", which chapter 07 comes back to", ""),
+                    "02_this.ipynb") == []
+    assert kinds_of(tmp_path, "The cost of bidirectional attention, no cache when generating, is taken up in "
+                              "chapter 7.", "02_this.ipynb") == []
+    assert kinds_of(tmp_path, "The share on `[PAD]`, which chapter 07 comes back to.", "02_this.ipynb") == [
+        ("pointer", "which chapter 07 comes back to")]
+    assert kinds_of(tmp_path, "图注给出落在 `[CLS]` 和 `[SEP]` 上的注意力份额，第 7 章会再回到这一点。",
+                    "02_this.ipynb") == [("pointer", "第 7 章会再回到")]
+    assert kinds_of(tmp_path, "The share, which chapter 09 comes back to.", "02_this.ipynb") == [
+        ("pointer", "which chapter 09 comes back to")]
+
+
+def test_the_old_attention_caption_is_caught_against_the_real_chapter_07(tmp_path):
+    (tmp_path / "07_critical_reading.ipynb").write_bytes((REPO / "notebooks/07_critical_reading.ipynb").read_bytes())
+    assert kinds_of(tmp_path, OLD_ATTENTION_CAPTION, "02_this.ipynb") == [("pointer", "which chapter 07 comes back to")]
+
+
+def test_a_one_star_rating_of_an_ablation_contradicts_the_legend(tmp_path):
+    assert kinds_of(tmp_path, OLD_NSP_RATING) == [("rating", "stars to one"), ("rating", "one star")]
+    fixed = ("No rating changes, and NSP keeps its two stars. By the legend, an ablation earns ★★, and Table 5 is "
+             "one: its one clear loss is on QNLI (§5.1). The claims of C.2 would get two stars from us.")
+    assert kinds_of(tmp_path, fixed) == []
+    assert kinds_of(tmp_path, "The guide rates this choice one star: the paper never compares poolings (§3.1).") == []
+    assert kinds_of(tmp_path, "★★★ strong experimental support, ★★ ablation only, ★ argument only.") == []
+    assert kinds_of(tmp_path, "| 3. NSP is useful | ★★ | ★ | §5.1: its one large effect is QNLI -3.5 |") == [
+        ("rating", "★")]
+    assert kinds_of(tmp_path, "导读没有评级的 C.2 中关于掩码配方的主张，我们会给一颗星。") == [("rating", "一颗星")]
+
+
+def test_a_table_5_figure_agrees_with_the_row_the_sentence_gives_it(tmp_path):
+    assert kinds_of(tmp_path, OLD_MLM_ROW) == [("label", "88.5")]
+    assert kinds_of(tmp_path, OLD_MLM_ROW.replace("MLM against \"LTR & No NSP\", SQuAD F1 88.5",
+                                                  "with NSP removed from both, MLM against LTR, SQuAD F1 87.9")) == []
+    # BERT_BASE named, or the No NSP figure beside it: the sentence says what differs
+    assert kinds_of(tmp_path, "The LTR model without NSP loses 10.7 SQuAD F1 against BERT_BASE (88.5 → 77.8) "
+                              "(§5.1).") == []
+    assert kinds_of(tmp_path, "The left-to-right ablation loses 10.7 (88.5 to 77.8), 10.1 of them against the "
+                              "bidirectional model without NSP (87.9) (§5.1).") == []
+    assert kinds_of(tmp_path, "§5.1（MLM 对 LTR & No NSP，SQuAD F1 88.5 对 77.8）。") == [("label", "88.5")]
+
+
+def test_a_quoted_column_is_printed_in_the_same_edition(tmp_path):
+    # zh/03/c79 and zh/08/c41 before issue 57: the prose named English columns the Chinese outputs no longer print.
+    printed = ("code", "print(table)", "       中位数    范围    种子数  解读\n100/0/0  -51.4  -59.7 到 -49.2  3  范围不含 0\n")
+    def kinds(text):
+        return [(finding.kind, finding.number) for finding in findings_of(tmp_path, [("md", "## 表"), printed,
+                                                                                        ("md", text)])
+                if finding.kind == "column"]
+
+    assert kinds("差异才算一个方向（“reading”一列会注明）。") == [("column", "“reading”一列")]
+    assert kinds("差异才算一个方向（“解读”一列会注明）。") == []
+    assert kinds('A difference has a direction only where the "verdict" column says so.') == [
+        ("column", '"verdict" column')]
+    assert kinds("Table 1's \"Average\" column leaves WNLI out (§4.1).") == []  # the paper's table, cited

@@ -50,6 +50,15 @@ What the prose says about the numbers is checked too (issue 35, item 3); each is
   the pointer says it does not show ("but not which segment comes first").
 - **extrapolation**: a sentence about a curve's course (keeps, continues, beyond, past, would, still) quotes
   steps, tokens or epochs inside the range the notebook's outputs print for that unit.
+- **pointer** to a topic: "..., which chapter 07 comes back to", "is taken up in chapter 7" (第 7 章会再回到):
+  one sentence of that chapter holds the clause's `code` terms and one of its longer words.
+- **rating** (`labels`): a paragraph that gives one star (★, "one star", 一颗星) while it names an ablation
+  contradicts the legend the course grades with (★★★ strong experimental support, ★★ ablation only, ★ argument
+  only).
+- **column** (`labels`): a column or row the prose quotes ("the "reading" column", “解读”一列) is printed by the
+  notebook's outputs, in the same edition; a sentence citing the paper names the paper's table.
+- **label** (`labels`): a sentence that sets MLM against LTR and quotes Table 5 quotes the rows that differ only
+  in the objective (No NSP 87.9 against LTR & No NSP 77.8), not BERT_BASE's 88.5, which keeps NSP.
 
 The direction and pointer rules read cited sentences too (a citation does not make "81.9 above 83.1" true).
 
@@ -58,7 +67,8 @@ Run it: `python -m coursekit.prose notebooks/0*.ipynb`, or for the Chinese editi
 
 The parts: `numbers` (numbers as written), `sentences` (the units a citation covers, and their quantities),
 `arithmetic` (written-out arithmetic recomputed), `facts` (what a notebook's code prints and states), `claims`
-(directions, quantifiers, pointers, curves' ranges), `check` (the findings of a notebook) and `cli`.
+(directions, quantifiers, pointers, curves' ranges), `labels` (ratings and Table 5's rows), `check` (the
+findings of a notebook) and `cli`.
 """
 
 from coursekit.prose.arithmetic import arithmetic

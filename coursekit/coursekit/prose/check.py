@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coursekit.prose.arithmetic import arithmetic
-from coursekit.prose.claims import claim_problems, nearest_ratio_lines, printed_series
+from coursekit.prose.claims import claim_problems, nearest_ratio_lines, printed_series, topic_pointer_problems
 from coursekit.prose.facts import Printed, notebook_facts, printed_kind, source_text
+from coursekit.prose.labels import rating_problems
 from coursekit.prose.numbers import HEDGE, parse_numbers
 from coursekit.prose.sentences import (
     ABOVE,
@@ -84,6 +85,14 @@ def _chapter_stem(folder, chapter):
     return matches[0] if matches else None
 
 
+def _cell_findings(path, index, cell_id, source, facts_of):
+    """The findings read on a markdown cell as written: pointers to a topic, and ratings (`labels`)."""
+    return [Finding(path.as_posix(), index, cell_id, kind, what, source, why)
+            for kind, problems in (("pointer", topic_pointer_problems(source, path.parent, facts_of)),
+                                   ("rating", rating_problems(source)))
+            for what, why in problems]
+
+
 def check_notebook(path, declared_from=None, _cache=None):
     """The findings of one stored notebook (a path to an .ipynb), in cell order.
 
@@ -107,13 +116,15 @@ def check_notebook(path, declared_from=None, _cache=None):
             inherited[cell.get("id")] = " ".join(DECLARED.findall(source_text(cell.get("source"))))
     findings, cited_before, section = [], [], 0
     code_cells = sorted(facts.outputs)
-    series = printed_series([line for code in code_cells for line in facts.lines[code]])
+    every_line = [line for code in code_cells for line in facts.lines[code]]
+    series = printed_series(every_line)
     for index, cell in enumerate(notebook["cells"]):
         if cell["cell_type"] != "markdown":
             continue
         source = source_text(cell.get("source"))
         declared = parse_numbers(" ".join(DECLARED.findall(source)) + " " + inherited.get(cell.get("id"), ""))
         units, section = prose_units(source, section)
+        findings += _cell_findings(path, index, cell.get("id", ""), source, facts_of)
         for unit in units:
             in_section = [code for code in code_cells if facts.code_sections[code] == unit.section]
             # A section without code of its own (objectives, claim vs fact, self-check), and the title's, read
@@ -137,7 +148,7 @@ def check_notebook(path, declared_from=None, _cache=None):
             ratio_lines = nearest_ratio_lines(window, index, facts, bool(BELOW.search(unit.text)))
             findings += [Finding(path.as_posix(), index, cell.get("id", ""), kind, what, unit.text, why)
                          for kind, what, why in claim_problems(unit, lines, ratio_lines, series, path.parent,
-                                                               facts_of)]
+                                                               facts_of, every_line)]
             derived, numbers = set(), quantities(unit.text)
             for result, holds in arithmetic(CITATION_TOKEN.sub(lambda m: " " * len(m[0]), unit.text)):
                 if holds:
@@ -176,6 +187,6 @@ def check_notebooks(paths, english_folder=None):
 def format_findings(findings):
     kinds = {kind: sum(finding.kind == kind for finding in findings)
              for kind in ("mismatch", "arithmetic", "unsourced", "direction", "quantifier", "pointer",
-                          "extrapolation")}
+                          "extrapolation", "rating", "label", "column")}
     head = f"{len(findings)} findings: " + ", ".join(f"{count} {kind}" for kind, count in kinds.items())
     return "\n".join([head, *map(str, findings)])

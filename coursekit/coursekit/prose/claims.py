@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from coursekit.prose.labels import column_problems, label_problems
 from coursekit.prose.numbers import parse_numbers
 from coursekit.prose.sentences import quantities
 
@@ -215,6 +216,14 @@ POINTER = re.compile(r"\bsee\s+(?:also\s+)?chapters?\s+(?P<see>\d+x?)\b|"
                      r"compared|finds?|found)\s+(?P<done>[^.;:()]*)|"
                      r"见第\s*(?P<zh_see>\d+x?)\s*章|第\s*(?P<zh_own>\d+x?)\s*章的\s*(?P<zh_owned>[^。；：（）]*)",
                      re.IGNORECASE)
+# A pointer to a topic ("..., which chapter 07 comes back to"; "..., is taken up in chapter 7"): the topic is the
+# clause before it, read as its `code` terms and its longer words; the chapter must hold the code terms and one
+# of those words in one sentence. Read on a cell's markdown as written, since prose units hide `code`.
+TOPIC_POINTER = re.compile(r"\b(?:which|that)\s+chapter\s+(?P<back>\d+x?)\s+(?:comes?\s+back\s+to|returns?\s+to|"
+                           r"revisits?|takes?\s+up)\b|\bis\s+taken\s+up\s+in\s+chapter\s+(?P<taken>\d+x?)\b|"
+                           r"第\s*(?P<zh_back>\d+x?)\s*章(?:会|将)?再?(?:回到|讨论|谈到)", re.IGNORECASE)
+CODE_TERM = re.compile(r"`([^`]+)`")
+TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z-]{5,}|[\u4e00-\u9fff]{2,}")
 DETERMINER = frozenset("a an the which whether that how what this these".split())
 NEGATED = re.compile(r"\b(?:not|never|cannot|fails? to)\s+(?:which|whether|how|what|when|where|if)?\s*"
                      r"(?P<what>[^,.;:()]+)", re.IGNORECASE)
@@ -270,6 +279,39 @@ def _pointer_problems(text, folder, facts_of):
     return problems
 
 
+def topic_pointer_problems(source, folder, facts_of):
+    """Rule 2 for a pointer to a topic, on one markdown cell as written: `(what, why)` for each pointer whose
+    chapter is missing or has no sentence with the clause's `code` terms and one of its longer words."""
+    problems = []
+    for match in TOPIC_POINTER.finditer(source):
+        chapter = next(group for group in (match["back"], match["taken"], match["zh_back"]) if group)
+        stems = sorted(Path(folder).glob(f"{chapter.zfill(2) if chapter.isdigit() else chapter}_*.ipynb"))
+        if not stems:
+            problems.append((match[0], f"no chapter {chapter} in {Path(folder).as_posix()}"))
+            continue
+        problems += _topic_missing(source[:match.start()], chapter, facts_of(stems[0]).sentences, match[0])
+    return problems
+
+
+def _topic_missing(before, chapter, sentences, pointer):
+    """The clause runs back to the last sentence or clause end."""
+    clause = re.split(r"[.;:]\s|[。；：]", " ".join(before.split()))[-1]
+    codes = [code.lower() for code in CODE_TERM.findall(clause)]
+    words = []  # stems: an English word's first five letters, every four characters of a Chinese run
+    for word in TOPIC_WORD.findall(CODE_TERM.sub(" ", clause)):
+        if word.isascii():
+            words += [] if word.lower() in STOP_WORDS else [word.lower()[:5]]
+        else:
+            words += [word[start:start + 4] for start in range(max(1, len(word) - 3))]
+    if not (codes or words):
+        return []
+    if any(all(code in sentence for code in codes) and (not words or any(word in sentence for word in words))
+           for sentence in sentences):
+        return []
+    topic = " + ".join(codes + (["one of " + "/".join(words[:6])] if words else []))
+    return [(pointer, f"chapter {chapter} has no sentence with {topic}")]
+
+
 CURVE = re.compile(r"\b(?:keeps?|kept|continues?|continued|beyond|past|would|still)\b|继续|仍在|之后",
                    re.IGNORECASE)
 SERIES_UNIT = re.compile(r"^\s*(?P<unit>steps?|tokens?|epochs?|步|个词元|轮)", re.IGNORECASE)
@@ -315,14 +357,17 @@ def nearest_ratio_lines(window, index, facts, below):
     return next((facts.lines[code] for code in ordered if _printed_ratios(facts.lines[code])), [])
 
 
-def claim_problems(unit, lines, ratio_lines, series, folder, facts_of):
-    """`(kind, what, why)` for each claim of a unit that its outputs (or the chapter it points to) contradict."""
+def claim_problems(unit, lines, ratio_lines, series, folder, facts_of, every_line=()):
+    """`(kind, what, why)` for each claim of a unit that its outputs (or the chapter it points to) contradict;
+    `every_line`: what the whole notebook prints (a quoted column is looked for there)."""
     numbers = quantities(unit.text)
     problems = [("direction", *problem) for problem in (_direction_of_quoted_pairs(unit.text, numbers)
                                                        + _direction_of_labelled_pairs(unit.text, numbers, lines)
                                                        + _null_verdicts_contradicted(unit.text, lines))]
     problems += [("pointer", *problem) for problem in _pointer_problems(unit.text, folder, facts_of)]
+    problems += [("label", *problem) for problem in label_problems(unit.text)]
     if not (unit.cited or unit.row_cited):  # the paper's own "many times" and its curves are the paper's
         problems += [("quantifier", *problem) for problem in _quantifiers_unsupported(unit.text, ratio_lines)]
         problems += [("extrapolation", *problem) for problem in _beyond_the_curve(unit.text, numbers, series)]
+        problems += [("column", *problem) for problem in column_problems(unit.text, every_line)]
     return problems
