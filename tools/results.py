@@ -90,7 +90,7 @@ BENCHES = {
         "on a CPU (target 0.88). It shows that the fine-tuning path gives a checkpoint's known quality."),
     "precision_sst2.py": (
         "fine-tuning in mixed bfloat16",
-        "`bf16_minus_float32_dev_accuracy_points`: SST-2 dev accuracy in mixed bfloat16 minus float32, same "
+        "The figure: SST-2 dev accuracy in mixed bfloat16 minus float32, in points, same "
         "seed and data (aim: within 0.5 points). It lets `precision=\"auto\"` pick bfloat16 on CPUs with "
         "bfloat16 units."),
     "pretrain_mfu.py": (

@@ -883,6 +883,13 @@ def test_unwrapping_joins_a_line_ending_in_full_width_punctuation_without_a_spac
     assert i18n.unwrap_cjk("the `x`\n值") == "the `x` 值"
 
 
+def test_unwrapping_leaves_a_fenced_block_inside_a_list_item_alone():
+    # zh/05x before this rule: the list item's fence and its two command lines were joined into one line.
+    fenced = "  ```\n  gcloud compute tpus tpu-vm ssh NAME \\\n      --command=\"...\"\n  ```"
+    text = f"- **有 4 台主机的 TPU Pod 切片**：然后在所有主机上\n  同时运行同一条命令：\n\n{fenced}\n\n  在 Pod 上"
+    assert i18n.unwrap_cjk(text) == f"- **有 4 台主机的 TPU Pod 切片**：然后在所有主机上同时运行同一条命令：\n\n{fenced}\n\n  在 Pod 上"
+
+
 # Each `MARK_RULES` rule on a sentence of the Chinese chapters as they stood before issue 39 (bad) and as corrected.
 @pytest.mark.parametrize("bad, good, rule", [
     ("第 07 章会再回到这一点。", "第 7 章会再回到这一点。", "zero-padded chapter"),

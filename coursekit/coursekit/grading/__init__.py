@@ -1,5 +1,7 @@
 """`coursekit grade`: run submitted exercise notebooks, each in a sandbox, and grade them with the instructor's checks.
 
+Usage::
+
     coursekit grade submissions/ --out grades.csv [--solutions solutions] [--timeout 600] [--jobs 1] [--memory 4]
                   [--no-fast] [--unsafe-no-sandbox] [--format csv|gradescope|canvas] [--roster export.csv]
     coursekit gradescope-autograder autograder/    # a Gradescope autograder that runs this grader (`autograder`)

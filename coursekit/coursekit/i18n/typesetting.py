@@ -32,7 +32,8 @@ def unwrap_cjk(text):
     output, fenced = [], False
     for block in text.split("\n\n"):
         lines = block.split("\n")
-        if fenced or lines[0].startswith(("    ", "\t", "|", "```")) or block.count("```") % 2:
+        if fenced or lines[0].startswith(("    ", "\t", "|")) or lines[0].lstrip().startswith("```") \
+                or block.count("```") % 2:  # a fence may be indented, inside a list item
             fenced = fenced != bool(block.count("```") % 2)
             output.append(block)
             continue
