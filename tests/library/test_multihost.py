@@ -17,11 +17,8 @@ import pytest
 
 from bertlib.io import files
 from bertlib.train import multihost
+from tests.library.test_distribute import _tiny_corpus  # the same tiny corpus and vocabulary
 from tools.repo_paths import REPO_ROOT as REPO
-
-CORPUS_WORDS = ("tokens attend to the left and right context so masked words are predicted from both sides "
-                "of the sentence while pairs of sentences teach the model whether one follows the other")
-
 
 # ---------------------------------------------------------------------------------------------- the parts, alone
 
@@ -128,22 +125,6 @@ def test_other_backends_and_finetune_refuse_the_variables(monkeypatch):
 
 
 # --------------------------------------------------------------------------------------- two real processes
-
-
-def _tiny_corpus(tmp_path):
-    """A 30-document corpus of the words above and a vocabulary of those words only (a 40-token model)."""
-    corpus = tmp_path / "corpus.txt"
-    words = CORPUS_WORDS.split()
-    lines = []
-    for document in range(30):
-        for sentence in range(8):
-            start = document * 7 + sentence * 3
-            lines.append(" ".join(words[(start + k) % len(words)] for k in range(9)) + ".")
-        lines.append("")
-    corpus.write_text("\n".join(lines))
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", *sorted(set(words))]))
-    return corpus, vocab
 
 
 def _free_port():
