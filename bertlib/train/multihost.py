@@ -30,10 +30,11 @@ What the processes then share (our implementation choices, beside what JAX does)
   "Connection reset by peer" names no process), the line names the peer. Errors every process meets alike before
   any training (`RunRefused`) end each process normally.
 
-Example (two hosts):
->>> # host 1: KERAS_DISTRIBUTION_JOB_ADDRESSES=10.0.0.1:1234 KERAS_DISTRIBUTION_NUM_PROCESSES=2 \\
->>> #         KERAS_DISTRIBUTION_PROCESS_ID=0 KERAS_BACKEND=jax bertlib pretrain ...
->>> # host 2: the same with KERAS_DISTRIBUTION_PROCESS_ID=1
+Example (two hosts), in a shell::
+
+    # host 1, the coordinator; host 2 runs the same with KERAS_DISTRIBUTION_PROCESS_ID=1
+    KERAS_DISTRIBUTION_JOB_ADDRESSES=10.0.0.1:1234 KERAS_DISTRIBUTION_NUM_PROCESSES=2 \\
+        KERAS_DISTRIBUTION_PROCESS_ID=0 KERAS_BACKEND=jax bertlib pretrain ...
 """
 
 import atexit
