@@ -15,7 +15,6 @@ The flow is the one of the original `create_pretraining_data.py`, split so each 
 The command `bertlib data` builds the arrays from a corpus and writes them as sharded TFRecords.
 """
 
-import importlib.util
 import itertools
 import json
 import re
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertlib._lazy import check_extras
+from bertlib._lazy import check_extras, is_installed
 from bertlib.io.files import atomic_write, check_output_dir
 
 SEQUENCE_KEYS = ("token_ids", "segment_ids", "padding_mask")
@@ -106,10 +105,7 @@ def build_pretraining_arrays(documents, tokenizer, max_seq_length=128, dupe_fact
 
 def has_tensorflow():
     """Whether TensorFlow is installed (for tf.data), found without importing it."""
-    try:
-        return importlib.util.find_spec("tensorflow") is not None
-    except (ImportError, ValueError):  # a finder that refuses it, or `sys.modules["tensorflow"] = None`
-        return False
+    return is_installed("tensorflow")
 
 
 def input_options():
