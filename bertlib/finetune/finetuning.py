@@ -216,11 +216,14 @@ def evaluate(task, model, data, **settings_by_name):
     return task.evaluate(model, data, FinetuneSettings(task=task.name, **settings_by_name))
 
 
-def train_and_evaluate(task, data, backbone, settings_=None, *, callbacks=None, **settings_by_name):
+def train_and_evaluate(task, data, backbone, settings_=None, *, callbacks=None, placement=None,
+                       **settings_by_name):
     """Fine-tune a fresh head on `backbone` and score dev: `(model, result dict, predictions)`.
 
     `settings_` is a `FinetuneSettings`, or its fields are given by name (`epochs=2, batch_size=16`).
     `callbacks`: Keras callbacks for the training passes (`train_epochs`), e.g. a progress display.
+    `placement`: the run's `distribute.Placement` when it spans several processes (`train_epochs`; dev is then
+    scored on this process's own copy of the trained model, `_local_copy`).
     """
     task = tasks.get(task)
     run = _settings(settings_ if settings_ is not None else task, settings_by_name)
@@ -230,7 +233,10 @@ def train_and_evaluate(task, data, backbone, settings_=None, *, callbacks=None, 
     total_steps = run.epochs * steps_per_epoch
     task.compile(model, make_optimizer(run.learning_rate, warmup_steps=int(WARMUP_FRACTION * total_steps),
                                        total_steps=total_steps), jit_compile=run.jit_compile)
-    means, train_cpu_seconds = train_epochs(model, data, run, trim=task.trim_batches, callbacks=callbacks)
+    means, train_cpu_seconds = train_epochs(model, data, run, trim=task.trim_batches, callbacks=callbacks,
+                                            placement=placement)
+    if placement is not None and placement.processes > 1:
+        model = _local_copy(model, placement)
     scores, predictions = task.evaluate(model, data, run)
     result = {"task": task.name, **scores, "epochs": run.epochs, "batch_size": run.batch_size,
               "learning_rate": run.learning_rate, "train_examples": data.train_examples, **data.report,
@@ -238,7 +244,16 @@ def train_and_evaluate(task, data, backbone, settings_=None, *, callbacks=None, 
     return model, result, predictions
 
 
-def train_epochs(model, data, run, trim=True, callbacks=None):
+def _local_copy(model, placement):
+    """`model` with its weights on this process's devices alone: a run's model over several processes lives on
+    every process's devices, where a `predict` of this process's dev rows cannot run alone. The copy goes through
+    a `.keras` file, Keras' own format, in a temporary folder of this process."""
+    with distribute.this_process_only(placement), tempfile.TemporaryDirectory(prefix="bertlib-finetune-") as folder:
+        model.save(Path(folder) / "model.keras")
+        return keras.saving.load_model(Path(folder) / "model.keras")
+
+
+def train_epochs(model, data, run, trim=True, callbacks=None, placement=None):
     """`run.epochs` passes over the training rows in shuffled, length-bucketed batches (`train_on_batch`: the
     batches have different lengths, so no input pipeline is needed). Returns the last epoch's mean logs and the
     CPU seconds spent.
@@ -246,7 +261,8 @@ def train_epochs(model, data, run, trim=True, callbacks=None):
     `callbacks`: a list of `keras.callbacks.Callback`, called as `fit` calls them (train begin and end, each
     epoch, each batch with its logs; `params` holds `epochs` and `steps` per epoch), so a progress bar or an
     early stop written for `fit` works here too: a callback that sets `model.stop_training` ends the training
-    after the batch it saw.
+    after the batch it saw. Over several processes (`placement`), every process builds the same batches and
+    passes its devices' rows of each (`distribute.local_rows`): one process with as many devices trains alike.
     """
     lengths = row_lengths(data.train_inputs)
     steps = -(-len(lengths) // run.batch_size)
@@ -263,9 +279,11 @@ def train_epochs(model, data, run, trim=True, callbacks=None):
             hooks.on_train_batch_begin(step)
             targets = ({name: array[rows] for name, array in data.train_targets.items()}
                        if isinstance(data.train_targets, dict) else data.train_targets[rows])
+            batch = batch_inputs(data.train_inputs, rows, lengths, trim), targets  # cut to the whole batch's length
+            if placement is not None:
+                batch = next(distribute.local_rows(iter([batch]), placement, len(rows)))
             # train_on_batch returns this batch's loss and metrics; the epoch's means are summed here.
-            logs = model.train_on_batch(batch_inputs(data.train_inputs, rows, lengths, trim), targets,
-                                        return_dict=True)
+            logs = model.train_on_batch(*batch, return_dict=True)
             totals = {name: totals.get(name, 0.0) + float(value) for name, value in logs.items()}
             done += 1
             hooks.on_train_batch_end(step, logs)
@@ -310,6 +328,10 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
             fails at the end, the outputs go to a new temporary folder, named in a warning and in the result's
             "output_dir".
 
+    Several processes (JAX, Keras' `KERAS_DISTRIBUTION_*` variables, as `bertlib pretrain`;
+    `bertlib.train.multihost`) fine-tune one model: the strategy defaults to "auto" over every process's devices,
+    each process feeds its rows of every batch and scores dev itself, and process 0 writes the outputs.
+
     Example:
     >>> finetune("sst2", None, "tiny", epochs=1, max_train_examples=64)["accuracy"]
     """
@@ -319,13 +341,28 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
     if run.init is None:
         raise ValueError("finetune needs INIT (init=, --init): a preset name, a .keras file or a Hugging Face folder.")
     task = tasks.get(run.task)
-    multihost.refuse("bertlib finetune", "fine-tuning runs in one process (the paper, §3.2: \"at most 1 hour on a "
-                     "single Cloud TPU\"); run it on one host without those variables")
-    output_dir = check_output_dir(run.output_dir, "--output-dir", overwrite=run.overwrite,
-                                  consequence="Nothing was trained.") if run.output_dir is not None else None
+    processes = multihost.connect("bertlib finetune")  # None for one process; before JAX uses a device
+    if processes is None:
+        return _finetune(run, task, None, log, callbacks, return_model)
+    if run.strategy is None:  # several processes train one model over all their devices
+        run = dataclasses.replace(run, strategy="auto")
+    with processes.failing_together():  # a process that fails alone ends at once: the others stop on its silence
+        return _finetune(run, task, processes, log, callbacks, return_model)
+
+
+def _finetune(run, task, processes, log, callbacks, return_model):
+    """`finetune`'s work in this process, one of `processes` (`bertlib.train.multihost`) or the only one when that
+    is None. Over several processes, every process reads the data, trains on its rows of each batch and scores dev
+    on its own copy of the trained model; process 0 alone writes the outputs."""
+    writer = processes is None or processes.is_writer
+    output_dir = _checked_output_dir(run, processes)
+    if processes is not None:
+        processes.check_same("settings", settings.record(run))
     host.configure_cpu()
     scope = (distribute.placement_of(run.strategy, tpu=run.tpu) if run.strategy is not None
              else contextlib.nullcontext())
+    placement = scope if isinstance(scope, distribute.Placement) else None
+    _check_batches_split(run, placement)
     with scope:
         backbone, tokenizer = load_init(run.init, seed=run.seed)
     if run.max_seq_length > backbone.config.max_sequence_length:
@@ -339,7 +376,7 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
                 backbone, _ = load_init(run.init, seed=run.seed)  # every run starts from INIT's weights
             model, result, predictions = train_and_evaluate(task, data, backbone,
                                                             dataclasses.replace(run, **hyperparameters),
-                                                            callbacks=callbacks)
+                                                            callbacks=callbacks, placement=placement)
         runs.append(result)
         if log is not None:
             log(result)
@@ -348,12 +385,48 @@ def finetune(task, data_dir=None, init=None, *, log=None, callbacks=None, return
     model, result, predictions = best
     if run.grid is not None:
         result = {**result, "runs": runs}
-    if output_dir is not None:
+    if output_dir is not None and writer:
         written = write_with_fallback(output_dir, task.name, lambda folder: save_outputs(
             folder, task, model, tokenizer, result, predictions, data, run))
         if written != output_dir:
             result = {**result, "output_dir": str(written)}
+    if processes is not None:
+        processes.barrier("end of fine-tuning")  # every process returns once process 0 has written the outputs
     return (result, model) if return_model else result
+
+
+def _checked_output_dir(run, processes):
+    """`run.output_dir` checked (new or empty, unless `overwrite`, and writable) before any work; over several
+    processes by process 0, the one that writes, and every process refuses alike when it cannot."""
+    if run.output_dir is None:
+        return None
+
+    def check():
+        return check_output_dir(run.output_dir, "--output-dir", overwrite=run.overwrite,
+                                consequence="Nothing was trained.")
+
+    if processes is None:
+        return check()
+    problem = None
+    if processes.is_writer:
+        try:
+            check()
+        except ValueError as error:
+            problem = str(error)
+    processes.agree("output folder", problem)
+    return Path(run.output_dir)
+
+
+def _check_batches_split(run, placement):
+    """Over several processes, every batch of every run must split evenly over the replicas (each process feeds
+    its devices' rows); a `multihost.RunRefused` naming the batch size otherwise."""
+    if placement is None or placement.processes == 1:
+        return
+    for hyperparameters in run.runs():
+        if hyperparameters["batch_size"] % placement.num_replicas:
+            raise multihost.RunRefused(
+                f"--batch-size {hyperparameters['batch_size']} does not split over the {placement.num_replicas} "
+                f"replicas of the {placement.processes} processes; choose a multiple of {placement.num_replicas}.")
 
 
 def parse_grid(spec, batch_size=32, learning_rate=2e-5, epochs=3):
@@ -442,6 +515,9 @@ def run(args):
     except (ValueError, FileNotFoundError) as error:
         print(f"bertlib finetune: error: {error}", file=sys.stderr)
         return 2
+    except RuntimeError as error:  # joining several processes (`multihost.connect`): a one-line reason
+        print(f"bertlib finetune: error: {error}", file=sys.stderr)
+        return 1
     print(json.dumps(result), flush=True)
     undefined = [name for name in tasks.get(args.task).metric_names if not math.isfinite(result[name])]
     if undefined:

@@ -15,15 +15,21 @@ from bertlib.model.ops import gather_positions
 
 def clone_initializer(initializer):
     """A new instance of `initializer` for one `build()` (keras-hub's helper): an unseeded random initializer draws
-    its seed when it is made. None is BERT's: a truncated normal of standard deviation 0.02 (the released code).
-    A build shares its clone among its sublayers, so they draw from one seed and tables of one width start alike
-    (the position table is the token table's first rows); a clone per sublayer would change every seeded run.
+    its seed when it is made, so every weight gets its own clone: two weights built from one instance would start
+    alike (a position table equal to the token table's first rows). None is BERT's: a truncated normal of standard
+    deviation 0.02 (the released code).
     """
     if initializer is None:
         return keras.initializers.TruncatedNormal(stddev=0.02)
     if not isinstance(initializer, keras.initializers.Initializer):  # a plain function: nothing to clone
         return initializer
     return initializer.__class__.from_config(initializer.get_config())
+
+
+def dense(owner, units, name):
+    """A `Dense` sublayer of `owner` (attention, the feed-forward) with its own clones of the owner's initializers."""
+    return keras.layers.Dense(units, name=name, kernel_initializer=clone_initializer(owner.kernel_initializer),
+                              bias_initializer=clone_initializer(owner.bias_initializer), dtype=owner.dtype_policy)
 
 
 @keras.saving.register_keras_serializable(package="bertlib")
@@ -59,15 +65,16 @@ class BertEmbedding(keras.layers.Layer):
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
 
     def build(self, token_ids_shape, segment_ids_shape=None):
-        initializer = clone_initializer(self.embeddings_initializer)  # one for the three tables
-        table = dict(embeddings_initializer=initializer, dtype=self.dtype_policy)
-        self.token_embedding = keras.layers.Embedding(self.vocabulary_size, self.hidden_dim, name="token_embedding",
-                                                      **table)
+        def table(vocabulary_size, name):
+            return keras.layers.Embedding(vocabulary_size, self.hidden_dim, name=name, dtype=self.dtype_policy,
+                                          embeddings_initializer=clone_initializer(self.embeddings_initializer))
+
+        self.token_embedding = table(self.vocabulary_size, "token_embedding")
         self.token_embedding.build(token_ids_shape)
         self.position_embedding = self.add_weight(
-            shape=(self.max_sequence_length, self.hidden_dim), initializer=initializer, name="position_embedding")
-        self.segment_embedding = keras.layers.Embedding(self.type_vocab_size, self.hidden_dim,
-                                                        name="segment_embedding", **table)
+            shape=(self.max_sequence_length, self.hidden_dim), name="position_embedding",
+            initializer=clone_initializer(self.embeddings_initializer))
+        self.segment_embedding = table(self.type_vocab_size, "segment_embedding")
         self.segment_embedding.build(token_ids_shape)
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="layer_norm", dtype=self.dtype_policy)
@@ -154,11 +161,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             raise ValueError(f"The input's last axis, hidden_dim={self.hidden_dim}, must be divisible by "
                              f"num_heads={self.num_heads}: each head gets hidden_dim / num_heads dimensions.")
         self.head_dim = self.hidden_dim // self.num_heads
-        initializers = dict(kernel_initializer=clone_initializer(self.kernel_initializer),  # one for both
-                            bias_initializer=clone_initializer(self.bias_initializer), dtype=self.dtype_policy)
-        self.query_key_value = keras.layers.Dense(3 * self.hidden_dim, name="query_key_value", **initializers)
+        self.query_key_value = dense(self, 3 * self.hidden_dim, "query_key_value")
         self.query_key_value.build(inputs_shape)
-        self.output_dense = keras.layers.Dense(self.hidden_dim, name="output", **initializers)
+        self.output_dense = dense(self, self.hidden_dim, "output")
         self.output_dense.build((*inputs_shape[:-1], self.hidden_dim))
         self.dropout_layer = keras.layers.Dropout(self.dropout, name="attention_dropout", dtype=self.dtype_policy)
         self.built = True
@@ -250,8 +255,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
 
     def build(self, inputs_shape):
         hidden_dim = inputs_shape[-1]  # the model width H
-        initializers = dict(kernel_initializer=clone_initializer(self.kernel_initializer),  # one for both dense
-                            bias_initializer=clone_initializer(self.bias_initializer), dtype=self.dtype_policy)
         self.self_attention = MultiHeadSelfAttention(
             self.num_heads, dropout=self.dropout, implementation=self.attention, causal=self.causal,
             kernel_initializer=self.kernel_initializer, bias_initializer=self.bias_initializer,
@@ -260,9 +263,9 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="attention_layer_norm", dtype=self.dtype_policy)
         self.attention_layer_norm.build(inputs_shape)
-        self.intermediate_dense = keras.layers.Dense(self.intermediate_dim, name="intermediate", **initializers)
+        self.intermediate_dense = dense(self, self.intermediate_dim, "intermediate")
         self.intermediate_dense.build(inputs_shape)
-        self.output_dense = keras.layers.Dense(hidden_dim, name="output", **initializers)
+        self.output_dense = dense(self, hidden_dim, "output")
         self.output_dense.build((*inputs_shape[:-1], self.intermediate_dim))
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=self.layer_norm_epsilon, name="output_layer_norm", dtype=self.dtype_policy)

@@ -129,7 +129,7 @@ def input_options():
     return options
 
 
-def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
+def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0, rows=None):
     """A tf.data pipeline of fixed-shape pretraining batches with dynamic masking (§3.1, A.2).
 
     Every batch is a dict of int32 (batch_size, seq) `token_ids, segment_ids, padding_mask`, int32
@@ -153,6 +153,8 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
         shuffle: bool, defaults to True (reshuffle every epoch).
         repeat: bool, defaults to True (endless); False gives one epoch.
         start_batch: int, defaults to 0; the number of the first batch (a cheap `.skip(start_batch)`).
+        rows: optional `(start, stop)`: only rows start:stop of every batch are gathered and masked, with the
+            masks they get in the whole batch (one process's share of each global batch, in a run over several).
 
     Example:
     >>> dataset = pretraining_dataset(arrays, 32, MaskedLMMasker.from_tokenizer(tokenizer), seed=0)
@@ -161,6 +163,7 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     import tensorflow as tf
 
     keys, steps_per_epoch = _check_pretraining_input(arrays, batch_size, masker, seed, start_batch)
+    start, stop, batch_rows = _batch_rows(rows, batch_size)
     count = len(arrays["token_ids"])
     columns = {key: tf.constant(arrays[key]) for key in keys}
     seq_length = arrays["token_ids"].shape[1]
@@ -173,10 +176,10 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
         return tf.data.Dataset.from_tensor_slices(indices)
 
     def make_batch(batch_number, indices):
-        features = {key: tf.gather(column, indices) for key, column in columns.items()}
+        features = {key: tf.gather(column, indices[start:stop]) for key, column in columns.items()}
         if masker is not None:
-            features.update(masker(tf.ensure_shape(features["token_ids"], (batch_size, seq_length)),
-                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number])))
+            features.update(masker(tf.ensure_shape(features["token_ids"], (stop - start, seq_length)),
+                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number]), batch_rows=batch_rows))
         return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
                 for key, value in features.items()}
 
@@ -188,46 +191,14 @@ def pretraining_dataset(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())
 
 
-def fit_batches(dataset, chunk_size=64):
-    """What `fit` should train on, for a tf.data `dataset` of small batches, on this Keras backend: the dataset
-    itself on TensorFlow; on JAX and PyTorch a generator of its batches as numpy, the same batches in the same
-    order, pulled from tf.data `chunk_size` at a time.
-
-    Keras on JAX and PyTorch takes one batch at a time out of tf.data, while tf.data's threads mask the next
-    ones in `tf.numpy_function`, which holds Python's lock that the training step needs too. For a tiny model
-    that costs 5-7% of its step (the course's masking-grid model, 2 layers, H=64, batch 64 x 16: PyTorch
-    21.1-21.6 ms a step against 20.1 ms, JAX 9.2 against 8.5 ms; bench/RESULTS.md). In chunks, tf.data does
-    that work between the steps instead of beside them. A big model's step hides its input pipeline; keep
-    the dataset for those. The generator can be used once, by one `fit`.
-
-    Args:
-        dataset: a `tf.data.Dataset` of batches (arrays or nested dicts and tuples of arrays).
-        chunk_size: int, batches pulled at a time, defaults to 64.
-
-    Example:
-    >>> pretrainer.fit(fit_batches(dataset.map(pretraining_batch)), steps_per_epoch=100, epochs=3)
-    """
-    import keras
-
-    if keras.backend.backend() == "tensorflow":
-        return dataset
-
-    def batches():
-        for chunk in dataset.batch(chunk_size).as_numpy_iterator():
-            columns = keras.tree.flatten(chunk)
-            for index in range(len(columns[0])):
-                yield keras.tree.pack_sequence_as(chunk, [column[index] for column in columns])
-
-    return batches()
-
-
-def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0):
+def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat=True, start_batch=0, rows=None):
     """`pretraining_dataset`'s batches as a generator of numpy dicts, for a machine without TensorFlow (a JAX or
     PyTorch install): `fit` takes it on those backends. The same arguments, keys, dtypes and shapes, and the same
     contract: a pure function of `seed` and the batch number, batch `b` masked with seed `(seed, b)`,
     `start_batch=n` resuming at batch n. Only the shuffle differs: epoch `e` is numpy's
     `default_rng((seed, e)).permutation`, not TensorFlow's stateless shuffle, so with `shuffle=False` the two
-    give the same batches and with shuffling each gives its own order. The training loop's thread builds every
+    give the same batches and with shuffling each gives its own order. `rows=(start, stop)` gathers and masks
+    only those rows of every batch, as `pretraining_dataset`'s does. The training loop's thread builds every
     batch (no parallel map, no prefetch): masking a 256 x 128 batch took 3.6 ms on an H200 machine's CPU, against
     75 ms for the BERT-BASE step it fed (bench/RESULTS.md).
 
@@ -237,6 +208,7 @@ def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     """
     # Checked at the call, not at the first batch a `fit` asks for.
     keys, steps_per_epoch = _check_pretraining_input(arrays, batch_size, masker, seed, start_batch)
+    start, stop, batch_rows = _batch_rows(rows, batch_size)
     count = len(arrays["token_ids"])
     first_epoch = start_batch // steps_per_epoch
 
@@ -245,14 +217,26 @@ def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat
             order = np.random.default_rng((seed, epoch)).permutation(count) if shuffle else np.arange(count)
             for batch_number in range(max(start_batch, epoch * steps_per_epoch), (epoch + 1) * steps_per_epoch):
                 first_row = (batch_number - epoch * steps_per_epoch) * batch_size
-                rows = order[first_row:first_row + batch_size]
-                features = {key: arrays[key][rows] for key in keys}
+                picked = order[first_row + start:first_row + stop]
+                features = {key: arrays[key][picked] for key in keys}
                 if masker is not None:
-                    features.update(masker(features["token_ids"], seed=(seed, batch_number)))
+                    features.update(masker(features["token_ids"], seed=(seed, batch_number), batch_rows=batch_rows))
                 yield {key: np.asarray(value, np.float32 if key == "mask_weights" else np.int32)
                        for key, value in features.items()}
 
     return batches()
+
+
+def _batch_rows(rows, batch_size):
+    """`(start, stop, batch_rows)` for a pipeline's `rows`: the whole batch for None; the masker's `batch_rows`
+    (None for the whole batch); a ValueError for rows that are not a slice of the batch."""
+    if rows is None:
+        return 0, batch_size, None
+    start, stop = (int(value) for value in rows)
+    if not 0 <= start < stop <= batch_size:
+        raise ValueError(f"rows={tuple(rows)} must be (start, stop) with 0 <= start < stop <= batch_size "
+                         f"({batch_size}).")
+    return start, stop, (start, stop, batch_size)
 
 
 def _check_pretraining_input(arrays, batch_size, masker, seed, start_batch):
@@ -458,7 +442,8 @@ def read_tfrecords(path):
     return {key: np.concatenate(values) for key, values in columns.items()}
 
 
-def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_window=10_000, cycle_length=4):
+def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_window=10_000, cycle_length=4,
+                     rows=None):
     """Pretraining batches streamed from TFRecord shards, for corpora larger than host memory.
 
     It reads like the original run_pretraining.py: every epoch visits the shards in a new order and reads
@@ -471,6 +456,8 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
     The stream is a pure function of `seed`, so `start_batch=n` resumes exactly at batch n. It gets there by
     skipping n batches of raw records before any parsing or masking: about 3 microseconds a record on
     this project's CPU (`bench/pipeline.py`), so a resume deep into a long run costs minutes, not hours.
+    `rows=(start, stop)` parses and masks only those rows of every batch (one process's share of each global
+    batch); the raw records of the whole batch are still read, since the shuffle mixes every shard.
     """
     import tensorflow as tf
 
@@ -478,6 +465,7 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
         raise ValueError(f"seed={seed}, start_batch={start_batch}, batch_size={batch_size}, "
                          f"shuffle_window={shuffle_window} and cycle_length={cycle_length} must be "
                          "non-negative (the last three positive).")
+    start, stop, batch_rows = _batch_rows(rows, batch_size)
     files = tfrecord_files(path)
     spec = tfrecord_spec(files)
     files = tf.constant(files)
@@ -498,11 +486,11 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
         return windows.map(lambda index, window: permuted(window, epoch, index)).unbatch()
 
     def make_batch(batch_number, records):
-        features = _parse_records(records, spec)
+        features = _parse_records(records[start:stop], spec)
         if masker is not None:
             features = {key: value for key, value in features.items() if key not in MASK_KEYS}
-            features.update(masker(tf.ensure_shape(features["token_ids"], (batch_size, seq_length)),
-                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number])))
+            features.update(masker(tf.ensure_shape(features["token_ids"], (stop - start, seq_length)),
+                                   seed=tf.stack([tf.constant(seed, tf.int64), batch_number]), batch_rows=batch_rows))
         return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
                 for key, value in features.items()}
 

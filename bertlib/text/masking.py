@@ -153,15 +153,17 @@ class MaskedLMMasker:
         num_to_predict = np.minimum(self.max_predictions, np.maximum(1, np.rint(num_tokens * self.selection_rate)))
         return np.where(has_eligible & (self.selection_rate > 0), num_to_predict, 0).astype(np.int64)
 
-    def __call__(self, token_ids, seed=None):
+    def __call__(self, token_ids, seed=None, batch_rows=None):
         """Mask a (batch, seq) batch. `seed`: int or pair of ints (or an int tensor inside tf.data).
 
         Without `seed`, numpy calls draw from the masker's own generator (a new mask each call).
+        `batch_rows=(start, stop, batch_size)`: `token_ids` are rows start:stop of a batch of `batch_size` rows
+        (one process's share, in a run over several), masked as they are masked in that whole batch.
         """
         if _is_tf_tensor(token_ids):
-            return self._mask_tensor(token_ids, seed)
+            return self._mask_tensor(token_ids, seed, batch_rows)
         rng = self._rng if seed is None else np.random.default_rng(np.atleast_1d(seed).astype(np.uint64))
-        return self.mask_numpy(np.asarray(token_ids), rng)
+        return self.mask_numpy(np.asarray(token_ids), _rows_of_batch(rng, batch_rows, np.shape(token_ids)))
 
     def mask_numpy(self, token_ids, rng):
         """The vectorized algorithm: (batch, seq) int array and a numpy Generator -> dict of numpy arrays."""
@@ -248,15 +250,16 @@ class MaskedLMMasker:
                                          axis=1)[:, ::-1]
         return np.take_along_axis(take_word, next_end, axis=1)
 
-    def _mask_tensor(self, token_ids, seed):
+    def _mask_tensor(self, token_ids, seed, batch_rows=None):
         import tensorflow as tf
 
         def mask_with_seed(token_ids, seed):
-            outputs = self.mask_numpy(token_ids, np.random.default_rng(seed.astype(np.uint64)))
+            rng = _rows_of_batch(np.random.default_rng(seed.astype(np.uint64)), batch_rows, token_ids.shape)
+            outputs = self.mask_numpy(token_ids, rng)
             return tuple(outputs[name] for name in _OUTPUT_NAMES)
 
         def mask_with_own_generator(token_ids):
-            outputs = self.mask_numpy(token_ids, self._rng)
+            outputs = self.mask_numpy(token_ids, _rows_of_batch(self._rng, batch_rows, token_ids.shape))
             return tuple(outputs[name] for name in _OUTPUT_NAMES)
 
         if seed is None:
@@ -269,6 +272,32 @@ class MaskedLMMasker:
         for tensor, shape in zip(outputs, shapes):
             tensor.set_shape(shape)
         return dict(zip(_OUTPUT_NAMES, outputs))
+
+
+class _RowsOfBatch:
+    """A numpy Generator seen by `mask_numpy` for rows start:stop of a batch: each draw is made for the whole
+    batch and cut to those rows, so the rows get the masks they get when the whole batch is masked (the masker's
+    draws are `random` and `integers` of the batch's shape; every other step works row by row)."""
+
+    def __init__(self, rng, start, stop, batch_size):
+        self._rng, self._start, self._stop, self._batch_size = rng, start, stop, batch_size
+
+    def random(self, shape):
+        return self._rng.random((self._batch_size, *shape[1:]))[self._start:self._stop]
+
+    def integers(self, high, size):
+        return self._rng.integers(high, size=(self._batch_size, *size[1:]))[self._start:self._stop]
+
+
+def _rows_of_batch(rng, batch_rows, shape):
+    """`rng` itself, or for `batch_rows=(start, stop, batch_size)` a `_RowsOfBatch` (checked against `shape`)."""
+    if batch_rows is None:
+        return rng
+    start, stop, batch_size = (int(value) for value in batch_rows)
+    if not 0 <= start < stop <= batch_size or len(shape) != 2 or shape[0] != stop - start:
+        raise ValueError(f"batch_rows={tuple(batch_rows)} must be rows start:stop of a batch of batch_size rows, "
+                         f"as many as token_ids has (shape {tuple(shape)}).")
+    return _RowsOfBatch(rng, start, stop, batch_size)
 
 
 _OUTPUT_NAMES = ("token_ids", "mask_positions", "mask_ids", "mask_weights")

@@ -8,8 +8,9 @@ the per-replica mean of the masked-LM loss, which the library's tests measure).
 
 On the JAX backend the same data parallelism is `keras.distribution.DataParallel`; `data_parallel()`
 returns it. It also spans several processes, one per host (a TPU pod slice, GPU nodes): `bertlib.train.multihost`
-joins them, the mesh holds every host's devices, and `local_rows` gives each process its rows of every global
-batch. On PyTorch, bertlib runs on one device. TensorFlow has no multi-worker kind (`NO_MULTI_WORKER`).
+joins them, the mesh holds every host's devices, and each process builds only its rows of every global batch
+(`process_rows`; `local_rows` cuts them out of whole batches). On PyTorch, bertlib runs on one device. TensorFlow
+has no multi-worker kind (`NO_MULTI_WORKER`).
 
 `distributed(kind)` is the one way to say where models live, on every backend: a context manager that opens
 the strategy's scope (TensorFlow) or sets `DataParallel` (JAX), and says how many replicas there are.
@@ -259,7 +260,7 @@ def _jax_placement(kind, tpu):
                            "devices: use 'auto' (or 'tpu', 'gpus', 'mirrored-cpu') to train on all of them.")
     if len(devices) < 2:
         return Placement("one-device", 1, "jax", kinds)
-    # Several processes: each gives Keras its own rows of every global batch (`local_rows`), so Keras must not
+    # Several processes: each gives Keras its own rows of every global batch (`process_rows`), so Keras must not
     # shard the input again.
     distribution = keras.distribution.DataParallel(devices=devices, auto_shard_dataset=processes == 1)
     return Placement("jax-data-parallel", len(devices), "jax", kinds, distribution=distribution, processes=processes,
@@ -403,15 +404,16 @@ def local_rows(batches, placement, batch_size):
     """This process's rows of every global batch of `batches` (a tf.data dataset or an iterable of numpy
     batches), for a placement over several processes; `batches` itself for one process.
 
-    Every process builds the same global batch (the pipeline is a pure function of the seed and the batch number,
-    and the masks are drawn for the whole batch) and keeps the rows its own devices hold, so the step trains on
+    For input that is cheap to build whole (fine-tuning's batches; pretraining's pipelines build only their rows,
+    `process_rows`): every process builds the same global batch (a pure function of the seed and the batch
+    number) and keeps the rows its own devices hold, so the step trains on
     exactly the examples one process would: the split Keras' `DataParallel.distribute_dataset` makes for a tf.data
     dataset (rebatch, then shard by process), written once for both kinds of input. Keras then assembles the
     global batch from the processes' rows (`jax.make_array_from_process_local_data`).
     """
     if placement.processes == 1:
         return batches
-    start, stop = _process_rows(placement, batch_size)
+    start, stop = process_rows(placement, batch_size)
     import keras
 
     def cut(batch):
@@ -444,8 +446,12 @@ def this_process_only(placement):
         keras.distribution.set_distribution(previous)
 
 
-def _process_rows(placement, batch_size):
-    """`(start, stop)`: the rows of a global batch that this process's devices hold in the data layout."""
+def process_rows(placement, batch_size):
+    """`(start, stop)`: the rows of a global batch that this process's devices hold in the data layout; None
+    for a placement in one process (the whole batch). A pipeline that builds only these rows of each batch, as
+    `bertlib.text.data`'s do with `rows=`, reads and masks a process's share of the input."""
+    if placement.processes == 1:
+        return None
     layout = placement.distribution.get_data_layout((batch_size,)).backend_layout
     rows = [index[0] for index in layout.addressable_devices_indices_map((batch_size,)).values()]
     start, stop = min(row.start or 0 for row in rows), max(row.stop or batch_size for row in rows)

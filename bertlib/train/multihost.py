@@ -284,19 +284,6 @@ def connect(command="bertlib"):
     return processes
 
 
-def refuse(command, why):
-    """Raise a one-line ValueError when this process is one of several (Keras' variables are set, or JAX was
-    joined already): for a command that runs in one process only; `why` says why and what to do."""
-    several = requested()
-    if not several and "jax" in sys.modules:
-        import jax
-
-        several = jax.distributed.is_initialized() and jax.process_count() > 1
-    if several:
-        raise ValueError(f"{command} was started as one of several processes ({', '.join(VARIABLES)} or "
-                           f"jax.distributed), but {why}.")
-
-
 def _initialize(command):
     import jax
 

@@ -77,21 +77,25 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
             for seq_length in seq_lengths]
 
 
-def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence):
+def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence, rows=None):
     """What `fit` trains one phase on, from a `phase_arrays` source: a tf.data pipeline of the examples in memory
     or streamed from TFRecords, or, where TensorFlow is not installed, `data.pretraining_batches` (numpy, the same
-    batches in another shuffled order), each mapped by `pretraining_batch`."""
+    batches in another shuffled order), each mapped by `pretraining_batch`. `rows=(start, stop)`: only those rows
+    of every batch, built and masked as in the whole batch (a process's share, `distribute.process_rows`)."""
     from bertlib.model.inputs import pretraining_batch
     from bertlib.text import data
 
     for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)
     if "tfrecords" in source:
-        dataset = data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch)
+        dataset = data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch,
+                                         rows=rows)
     elif not data.has_tensorflow():
-        batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch)
+        batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch,
+                                           rows=rows)
         return (for_fit(batch) for batch in batches)  # a generator: what `fit` takes
     else:
-        dataset = data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch)
+        dataset = data.pretraining_dataset(source, batch_size, masker, seed=seed, start_batch=start_batch,
+                                           rows=rows)
     return dataset.map(for_fit)
 
 

@@ -23,7 +23,8 @@ options, and the checkpoint records it. `pretrain()` composes the parts (our imp
   (`bertlib finetune --init DIR/backbone.keras`).
 * Several processes (hosts, on JAX; `bertlib.train.multihost`): started with Keras' `KERAS_DISTRIBUTION_*` variables,
   they first agree on the folder, its lock, the settings and the data, then train one model on one global batch,
-  each process on its rows of it; process 0 writes every file, every process restores from the same folder.
+  each process building and masking only its rows of it (the masks those rows get in the whole batch); process
+  0 writes every file, every process restores from the same folder.
 
 Example:
 >>> result = pretrain(preset="tiny", corpus="python-docs", steps=600, checkpoint_dir="runs/tiny")
@@ -51,7 +52,7 @@ import keras
 
 from bertlib.io import files
 from bertlib.io.files import atomic_write
-from bertlib.text.data import fit_batches, has_tensorflow
+from bertlib.text.data import has_tensorflow
 from bertlib.train import distribute, multihost, settings
 from bertlib.train.callbacks import (
     Checkpointing,
@@ -123,8 +124,6 @@ class PretrainSettings:
     precision: str | None = setting(None, "dtype policy (default: keep Keras' one)", choices=PRECISIONS,
                                     resume="dtype_policy")
     steps_per_execution: int = setting(1, "steps per call into the compiled graph (speed on TPUs)")
-    input_chunk: int = setting(0, "on JAX and PyTorch, batches taken out of tf.data at a time (0: one at a time); "
-                               "a tiny model's step gains 5-7%% (bertlib.text.data.fit_batches)")
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -141,7 +140,6 @@ class PretrainSettings:
                                     checkpoint_every=self.checkpoint_every, log_every=self.log_every,
                                     max_predictions=self.max_predictions,
                                     steps_per_execution=self.steps_per_execution)
-        settings.check_int(owner, "input_chunk", self.input_chunk, 0)
         for name in ("seq_length", "long_seq_length"):  # [CLS] A [SEP] B [SEP]
             settings.check_int(owner, name, getattr(self, name), 5, rule="an NSP pair needs at least 5 tokens")
         # The long phase's slots are scaled from these (`_predictions_for`) and then fit its longer sequences too.
@@ -440,13 +438,12 @@ def train_phases(pretrainer, run, sources, tokenizer, start_step, progress, call
             tokenizer.vocabulary_size, tokenizer.mask_id, tokenizer.special_token_ids,
             max_predictions=_predictions_for(run.max_predictions, run.seq_length, seq_length),
             mask_token_rate=run.mask_token_rate, random_token_rate=run.random_token_rate)
+        # Over several processes, each builds and masks only its rows of every global batch.
         dataset = phase_batches(source, run.batch_size, masker, seed=run.seed + index,
-                                start_batch=first - phase_start, next_sentence=run.next_sentence)
+                                start_batch=first - phase_start, next_sentence=run.next_sentence,
+                                rows=distribute.process_rows(placement, run.batch_size))
         if distribute.is_tpu(placement) and hasattr(dataset, "element_spec"):  # numpy batches: static by design
             distribute.check_static_shapes(dataset)
-        dataset = distribute.local_rows(dataset, placement, run.batch_size)  # over several processes: this one's
-        if run.input_chunk and hasattr(dataset, "element_spec"):  # after the check, which reads tf.data's shapes
-            dataset = fit_batches(dataset, run.input_chunk)
         progress.start_phase(index, seq_length, first, phase_end)
         pretrainer.fit(dataset, steps_per_epoch=run.log_interval,
                        epochs=math.ceil((phase_end - first) / run.log_interval), callbacks=callbacks, verbose=0,

@@ -418,8 +418,8 @@ def _pretrain_into(folder, settings):
         mask_token_rate=settings["mask_token_rate"], random_token_rate=settings["random_token_rate"],
         next_sentence=settings["next_sentence"], dropout=settings["dropout"], seed=settings["seed"],
         precision=settings["precision"], log_every=interval, checkpoint_every=interval)
-    # A tiny step: the most steps a call, and on JAX and PyTorch tf.data's batches taken out 64 at a time.
-    run = dataclasses.replace(run, steps_per_execution=_steps_per_call(run), input_chunk=64)
+    # A tiny step: the most steps a call.
+    run = dataclasses.replace(run, steps_per_execution=_steps_per_call(run))
     from bertlib_course.progress import Progress
 
     bar = Progress(steps, description="pretraining the tiny model")  # a first call trains for minutes; the

@@ -103,32 +103,3 @@ def test_one_saved_model_gives_the_same_numbers_on_every_backend(tmp_path):
             np.testing.assert_allclose(results[backend]["weights"][name], value, atol=1e-5, err_msg=f"{backend} {name}")
     # the step moved the weights, so backends that all skipped it would not pass by agreeing
     assert any(not np.allclose(reference["before"][name], value) for name, value in reference["weights"].items())
-
-
-# Trains the same small run twice, with tf.data's batches taken one at a time and three at a time (`input_chunk`).
-PRETRAIN_IN_CHUNKS = """
-from bertlib.train import pretraining
-from tests.library.test_training import CORPUS_WORDS, SMALL_RUN, write_corpus_and_vocabulary
-corpus, vocab = write_corpus_and_vocabulary(PATH, CORPUS_WORDS.split())
-per_call = 5 if keras.backend.backend() == "jax" else 1  # as the course's tiny models train (PyTorch: one a call)
-runs = {chunk: pretraining.pretrain(steps=10, strategy="cpu", dropout=0.0, input_chunk=chunk, verbose=False,
-                                    steps_per_execution=per_call, **dict(SMALL_RUN, corpus=str(corpus), vocab=str(vocab)))
-        for chunk in (0, 3)}
-weights = {chunk: [np.asarray(keras.ops.convert_to_numpy(w)) for w in run["pretrainer"].weights]
-           for chunk, run in runs.items()}
-print(json.dumps({"backend": keras.backend.backend(), "loss": {str(c): float(run["loss"]) for c, run in runs.items()},
-                  "most_apart": max(float(np.abs(a - b).max()) for a, b in zip(weights[0], weights[3]))}))
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_batches_taken_from_tf_data_in_chunks_train_the_same_model(backend, tmp_path):
-    """`PretrainSettings.input_chunk` (`data.fit_batches`, the course's tiny models on JAX and PyTorch) changes how
-    the batches reach `fit`, not which: the same 10 steps (5 a call on JAX, as the tiny models run) end at the
-    same weights and the same loss."""
-    pytest.importorskip(backend)
-    result = json.loads(_run(backend, "import json, keras\n" + PRETRAIN_IN_CHUNKS, tmp_path).splitlines()[-1])
-    assert result["backend"] == backend
-    assert result["loss"]["0"] == result["loss"]["3"] and np.isfinite(result["loss"]["0"])
-    assert result["most_apart"] == 0.0

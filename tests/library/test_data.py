@@ -191,31 +191,42 @@ def test_numpy_batches_are_the_tf_data_batches_without_tensorflow(arrays, masker
         data.pretraining_batches(arrays, count + 1, masker)
 
 
-def test_fit_batches_are_the_datasets_batches_taken_out_in_chunks(arrays, masker, monkeypatch):
-    """`fit_batches`: on TensorFlow the dataset itself; on JAX and PyTorch the same batches, in the same order and
-    structure ((x, y, sample_weight) of dicts, as `pretraining_batch` makes them), also across chunk boundaries
-    and at the end of a finite dataset whose last chunk is short."""
-    import keras
+class CountingMasker(MaskedLMMasker):
+    """A masker that records how many rows each call masks: what a pipeline built of each batch."""
 
-    from bertlib.model.inputs import pretraining_batch
+    def mask_numpy(self, token_ids, rng):
+        self.rows.append(len(token_ids))
+        return super().mask_numpy(token_ids, rng)
 
-    dataset = data.pretraining_dataset(arrays, 8, masker, seed=2).map(pretraining_batch)
-    assert data.fit_batches(dataset) is dataset  # this test process runs on TensorFlow
-    expected = list(dataset.take(10).as_numpy_iterator())
-    finite = dataset.take(10)
-    with monkeypatch.context() as patched:
-        patched.setattr(keras.backend, "backend", lambda: "jax")
-        endless, ending = data.fit_batches(dataset, chunk_size=3), data.fit_batches(finite, chunk_size=4)
-    assert not isinstance(endless, tf.data.Dataset)
-    for got in ([next(endless) for _ in range(10)], list(ending)):
-        assert len(got) == 10
-        for ours, theirs in zip(got, expected):
-            keras.tree.assert_same_structure(ours, theirs)
-            assert isinstance(ours, tuple) and sorted(ours[0]) == sorted(theirs[0])
-            for a, b in zip(keras.tree.flatten(ours), keras.tree.flatten(theirs)):
-                assert isinstance(a, np.ndarray) and a.dtype == b.dtype
-                np.testing.assert_array_equal(a, b)
-    assert not np.array_equal(expected[0][0]["token_ids"], expected[1][0]["token_ids"])  # batches that differ
+
+def test_a_process_builds_and_masks_only_its_rows_of_every_batch(arrays, tokenizer, tmp_path):
+    """`rows=(start, stop)`, a process's share of each global batch in a run over several: each pipeline (numpy,
+    tf.data in memory, TFRecords streamed) gathers and masks only those rows, and they are the rows, masks included,
+    of the whole batch that one process builds, also with whole-word masking and a share that is not a half."""
+    data.write_tfrecords(arrays, tmp_path, num_shards=2)
+    pipelines = {"numpy": lambda m, **rows: data.pretraining_batches(arrays, 8, m, seed=5, start_batch=3, **rows),
+                 "tf.data": lambda m, **rows: data.pretraining_dataset(arrays, 8, m, seed=5, start_batch=3, **rows)
+                 .take(4).as_numpy_iterator(),
+                 "stream": lambda m, **rows: data.stream_tfrecords(tmp_path, 8, m, seed=5, start_batch=3,
+                                                                   shuffle_window=16, **rows).take(4).as_numpy_iterator()}
+    for name, pipeline in pipelines.items():
+        for whole_word in (False, True):
+            masker = CountingMasker.from_tokenizer(tokenizer, max_predictions=5, whole_word=whole_word)
+            masker.rows = []
+            whole = [next(batches) for batches in [pipeline(masker)] for _ in range(4)]
+            assert set(masker.rows) == {8}
+            for shares in ([(0, 4), (4, 8)], [(0, 3), (3, 8)]):
+                for start, stop in shares:
+                    masker.rows = []
+                    parts = [next(batches) for batches in [pipeline(masker, rows=(start, stop))] for _ in range(4)]
+                    assert set(masker.rows) == {stop - start}, (name, masker.rows)  # never the whole batch
+                    for part, full in zip(parts, whole):
+                        assert sorted(part) == sorted(full)
+                        for key in full:
+                            np.testing.assert_array_equal(part[key], full[key][start:stop], err_msg=f"{name} {key}")
+            assert not np.array_equal(whole[0]["mask_positions"], whole[1]["mask_positions"])
+    with pytest.raises(ValueError, match=r"rows=\(4, 9\) must be \(start, stop\) with 0 <= start < stop <= batch_size"):
+        data.pretraining_dataset(arrays, 8, masker, rows=(4, 9))
 
 
 def test_dataset_bad_input_is_a_clear_error(arrays, masker):

@@ -2,6 +2,7 @@
 layers' weights through `bertlib.model.checkpoint.hf_weights`). Runs unchanged on the TensorFlow and JAX backends (see
 test_backends.py)."""
 
+import itertools
 import math
 
 import keras
@@ -379,6 +380,22 @@ def test_the_default_initializer_is_berts_truncated_normal():
         assert np.abs(values).max() <= 0.04 and abs(values.std() - truncated_std) < 0.05 * truncated_std
     assert not keras.ops.convert_to_numpy(block.intermediate_dense.bias).any()
     assert np.all(keras.ops.convert_to_numpy(block.output_layer_norm.gamma) == 1)
+
+
+def test_every_random_weight_starts_from_its_own_draw():
+    """Each weight matrix of a from-scratch backbone draws its own values (keras-hub clones the initializer per
+    sublayer). A seeded initializer instance shared between two weights gives them the same values: the position
+    table would start as the token table's first rows, the segment table as its first two, the feed-forward's output
+    kernel as its input kernel read in another shape. Compared by brute force: every pair of random weights."""
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(BertConfig(vocabulary_size=64, hidden_dim=16, num_layers=2, num_heads=2,
+                                       intermediate_dim=32, max_sequence_length=16))
+    random = {w.path: keras.ops.convert_to_numpy(w).ravel() for w in backbone.weights
+              if w.name not in ("bias", "gamma", "beta")}
+    assert len(random) == 1 + 2 + 4 * 2 + 1  # three tables, two kernels in attention and two in the FFN a block, pooler
+    prefixes = {path: values[:16] for path, values in random.items()}
+    for first, second in itertools.combinations(prefixes, 2):
+        assert not np.allclose(prefixes[first], prefixes[second]), f"{first} and {second} start alike"
 
 
 def test_layer_configs_saved_by_bertlib_0_2_still_load():

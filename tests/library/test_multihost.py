@@ -114,13 +114,13 @@ def test_the_lock_names_the_run_it_is_held_for_and_refuses_another(tmp_path):
     assert files.lock_holder(tmp_path / "nowhere") == ""
 
 
-def test_other_backends_and_finetune_refuse_the_variables(monkeypatch):
+def test_other_backends_refuse_the_variables(monkeypatch):
     monkeypatch.setenv("KERAS_DISTRIBUTION_NUM_PROCESSES", "2")
     with pytest.raises(RuntimeError, match="runs on the JAX backend .*not tensorflow.*keras-team/keras#20585"):
         multihost.connect("bertlib pretrain")  # this test process runs TensorFlow
     from bertlib.finetune import finetuning
 
-    with pytest.raises(ValueError, match=r"bertlib finetune was started as one of several processes .*one host"):
+    with pytest.raises(RuntimeError, match="runs on the JAX backend .*not tensorflow"):
         finetuning.finetune("sst2", None, "tiny", epochs=1)
 
 
@@ -150,16 +150,38 @@ def _pretrain_args(tmp_path, folder, steps=40):
             "--log-every", "4", "--checkpoint-every", "4", "--seed", "1", "--checkpoint-dir", str(folder)]
 
 
-def _start_two(tmp_path, args, name, extra=((), ())):
+# `bertlib ARGS` as `python -m bertlib.cli ARGS` runs it, recording the rows each masking call builds and each
+# `train_on_batch` gets (the part of every global batch this process reads, masks and feeds) in
+# $COUNT_ROWS_TO-<process id>.json when the process ends.
+COUNTING_ROWS = """
+import atexit, json, os, sys
+import keras
+from bertlib.text import masking
+from bertlib.cli import main
+rows, mask_numpy, train_on_batch = [], masking.MaskedLMMasker.mask_numpy, keras.Model.train_on_batch
+masking.MaskedLMMasker.mask_numpy = lambda self, token_ids, rng: rows.append(len(token_ids)) or mask_numpy(
+    self, token_ids, rng)
+keras.Model.train_on_batch = lambda self, x, *args, **kwargs: rows.append(len(x["token_ids"])) or train_on_batch(
+    self, x, *args, **kwargs)
+name = os.environ["COUNT_ROWS_TO"] + "-" + os.environ.get("KERAS_DISTRIBUTION_PROCESS_ID", "one") + ".json"
+atexit.register(lambda: open(name, "w").write(json.dumps(rows)))
+sys.exit(main())
+"""
+
+
+def _start_two(tmp_path, args, name, extra=((), ()), count_rows=False):
     """Start process 0 and 1 of a run on localhost; `extra[i]` is added to process i's arguments. Their output goes
-    to files (tmp_path / f"{name}-{i}.out" and .err)."""
+    to files (tmp_path / f"{name}-{i}.out" and .err); with `count_rows`, each records its masking calls' rows
+    (`COUNTING_ROWS`, in tmp_path / f"{name}-rows-{i}.json")."""
     port = _free_port()
     processes = []
+    command = ["-c", COUNTING_ROWS] if count_rows else ["-m", "bertlib.cli"]
     for index in (0, 1):
         environment = _environment(tmp_path, KERAS_DISTRIBUTION_JOB_ADDRESSES=f"127.0.0.1:{port}",
-                                   KERAS_DISTRIBUTION_NUM_PROCESSES=2, KERAS_DISTRIBUTION_PROCESS_ID=index)
+                                   KERAS_DISTRIBUTION_NUM_PROCESSES=2, KERAS_DISTRIBUTION_PROCESS_ID=index,
+                                   COUNT_ROWS_TO=tmp_path / f"{name}-rows")
         with open(tmp_path / f"{name}-{index}.out", "w") as out, open(tmp_path / f"{name}-{index}.err", "w") as err:
-            processes.append(subprocess.Popen([sys.executable, "-m", "bertlib.cli", *args, *extra[index]], stdout=out,
+            processes.append(subprocess.Popen([sys.executable, *command, *args, *extra[index]], stdout=out,
                                               stderr=err, env=environment, cwd=REPO))
     return processes
 
@@ -187,15 +209,18 @@ def _summary(out):
 def test_two_processes_pretrain_as_one_process_with_two_devices_stop_together_and_resume(tmp_path):
     """The issue's check (#58): the loss equals one process with two devices, one checkpoint series in the shared
     folder, a killed process stops the other within a minute with one line naming it, and a rerun resumes in both
-    and ends where an unbroken run ends. Dropout stays on (0.1): the masks are drawn for the global batch."""
+    and ends where an unbroken run ends. Dropout stays on (0.1): the masks are drawn for the global batch. Each of
+    the two processes builds and masks only its half of every global batch of 16, the one process all 16 rows."""
     pytest.importorskip("jax")
     reference = subprocess.run(
-        [sys.executable, "-m", "bertlib.cli", *_pretrain_args(tmp_path, tmp_path / "one")], capture_output=True,
-        text=True, cwd=REPO, timeout=400,
-        env=_environment(tmp_path, XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+        [sys.executable, "-c", COUNTING_ROWS, *_pretrain_args(tmp_path, tmp_path / "one")], capture_output=True,
+        text=True, cwd=REPO, timeout=400, env=_environment(
+            tmp_path, XLA_FLAGS="--xla_force_host_platform_device_count=2", COUNT_ROWS_TO=tmp_path / "one-rows"))
     assert reference.returncode == 0, reference.stderr[-3000:]
     one = _summary(reference.stdout)
     assert (one["replicas"], one["processes"]) == (2, 1)
+    one_rows = json.loads((tmp_path / "one-rows-one.json").read_text())
+    assert len(one_rows) >= 40 and set(one_rows) == {16}, one_rows  # a masking call per batch (and prefetched ones)
 
     folder = tmp_path / "shared"
     args = _pretrain_args(tmp_path, folder)
@@ -220,7 +245,13 @@ def test_two_processes_pretrain_as_one_process_with_two_devices_stop_together_an
             assert code == 1 and "is in use by another run (a test, process" in err[-1], err
             assert err[-1].endswith("(process 0 of 2; every process stops)")
 
-    resumed = [_summary(out) for _, out, _ in _finish(tmp_path, _start_two(tmp_path, args, "resumed"), "resumed")]
+    resumed = [_summary(out) for _, out, _ in _finish(tmp_path, _start_two(tmp_path, args, "resumed", count_rows=True),
+                                                      "resumed")]
+    for index, summary in enumerate(resumed):
+        rows = json.loads((tmp_path / f"resumed-rows-{index}.json").read_text())
+        print(f"process {index} masked {sum(rows)} rows in {len(rows)} batches after resuming at step "
+              f"{summary['resumed_from']}; the one process {sum(one_rows)} in {len(one_rows)}")
+        assert len(rows) >= 40 - summary["resumed_from"] and set(rows) == {8}, rows  # its half, never the batch
     for summary in resumed:
         assert summary["resumed_from"] >= 4 and summary["step"] == 40 and summary["processes"] == 2
         for key in ("loss", "mlm_loss", "nsp_loss"):
@@ -288,3 +319,46 @@ def test_each_process_keeps_the_rows_its_devices_hold_of_every_global_batch():
         np.testing.assert_array_equal(data_labels, labels)
     one = distribute.Placement("one-device", 1, "jax", ["CPU"])
     assert distribute.local_rows(dataset, one, 16) is dataset
+
+
+@pytest.mark.slow
+def test_two_processes_finetune_as_one_process_with_two_devices(tmp_path):
+    """`bertlib finetune` over two processes (#58): each trains on its half of every batch, and the training loss
+    and dev accuracy equal one process with two devices; process 0 alone writes the outputs, and every process
+    refuses a folder with an earlier run's outputs before any training, in one line."""
+    pytest.importorskip("jax")
+    from tests.library.test_saved_files import _glue_folder
+
+    glue = _glue_folder(tmp_path / "glue")  # SST-2: 32 training sentences, 8 dev
+
+    def args(folder):
+        return ["finetune", "--task", "sst2", "--data-dir", str(glue), "--init", "tiny", "--epochs", "2",
+                "--batch-size", "8", "--learning-rate", "1e-3", "--max-seq-length", "16", "--seed", "3",
+                "--output-dir", str(folder)]
+
+    reference = subprocess.run(
+        [sys.executable, "-c", COUNTING_ROWS, *args(tmp_path / "one"), "--strategy", "auto"], capture_output=True,
+        text=True, cwd=REPO, timeout=300, env=_environment(
+            tmp_path, XLA_FLAGS="--xla_force_host_platform_device_count=2", COUNT_ROWS_TO=tmp_path / "one-rows"))
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    one = _summary(reference.stdout)
+    assert json.loads((tmp_path / "one-rows-one.json").read_text()) == [8] * 8  # 2 epochs of 4 batches of 8
+
+    results = _finish(tmp_path, _start_two(tmp_path, args(tmp_path / "two"), "finetune", count_rows=True), "finetune",
+                      timeout=300)
+    for index, (code, out, err) in enumerate(results):
+        assert code == 0, err
+        two = _summary(out)
+        assert two["train_examples"] == one["train_examples"] == 32
+        assert two["last_epoch_train_loss"] == pytest.approx(one["last_epoch_train_loss"], rel=1e-4)
+        assert two["accuracy"] == one["accuracy"]
+        assert json.loads((tmp_path / f"finetune-rows-{index}.json").read_text()) == [4] * 8  # its half of each
+    written = json.loads((tmp_path / "two" / "metrics.json").read_text())
+    assert written["accuracy"] == one["accuracy"] and (tmp_path / "two" / "model.keras").is_file()
+    assert ((tmp_path / "two" / "dev_predictions.tsv").read_text()
+            == (tmp_path / "one" / "dev_predictions.tsv").read_text())  # the same 8 predictions
+    assert sorted(path.name for path in (tmp_path / "two").iterdir()) == sorted(
+        path.name for path in (tmp_path / "one").iterdir())  # written once, by process 0
+
+    for code, _, err in _finish(tmp_path, _start_two(tmp_path, args(tmp_path / "two"), "again"), "again", timeout=120):
+        assert code == 2 and "--output-dir" in err[-1] and err[-1].endswith("(process 0 of 2; every process stops)")

@@ -151,8 +151,6 @@ def test_bad_settings_raise_clear_errors(small_run):
                           steps_per_execution=4, **run)
     with pytest.raises(ValueError, match="long_fraction"):
         pretraining.pretrain(steps=30, long_fraction=1.5, **run)
-    with pytest.raises(ValueError, match="input_chunk"):
-        pretraining.pretrain(steps=30, input_chunk=-1, **run)
     with pytest.raises(FileNotFoundError, match="no/such/file.txt"):
         pretraining.pretrain(corpus="no/such/file.txt", vocab=run["vocab"], steps=10, strategy="cpu")
 
