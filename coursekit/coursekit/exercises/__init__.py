@@ -20,8 +20,8 @@ The convention a solution notebook follows (docs/grading.md shows a complete exa
 
 In `exercises/`, solution and check cells carry nbval's `raises-exception` tag (the stub raises, and the check
 then meets missing code), outputs and execution counts are cleared, metadata is reduced to what the course
-uses, and the title's "(solutions)" reads "(exercises)" (Chinese: "（参考答案）" reads "（练习）"), so the file
-is a pure function of the solution notebook.
+uses, and the title's "(solutions)" reads "(exercises)" (Chinese: "（参考答案）" or "——参考答案" reads "（练习）" or
+"——练习"), so the file is a pure function of the solution notebook.
 
 `coursekit exercises test` proves each check on wrong answers: a check must reject every wrong answer of the
 catalogue with a failed check (a ✘ message), never by crashing on it (a check that meets a `ValueError` in the

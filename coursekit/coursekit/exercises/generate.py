@@ -32,7 +32,8 @@ RAISES_TAG = "raises-exception"
 KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KEPT_CELL_METADATA = ("tags",)  # and the course's `metadata_key`
 # The title of a solution notebook and of its learner copy (first line of the first markdown cell), per language.
-TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"))
+# A Chinese title that already ends in parentheses, "…（MLM）", takes a dash: "…（MLM）——参考答案", never "（MLM）（参考答案）".
+TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"), ("——参考答案", "——练习"))
 # The comment and the message of a stub, per language. Only these two texts are translated: the stub raises
 # NotImplementedError in both editions, which the grader reads as "not attempted" by its type, never by its message.
 STUB_COMMENTS = {"en": "# YOUR CODE HERE", "zh": "# 在此写下你的代码"}

@@ -9,12 +9,21 @@ without their regions) and the check cell, in one namespace of its own. So `nump
 helpers the check uses are the grader's, and what the learner's code can do is return values; patching numpy or
 `bertlib_course.checks` in the kernel changes nothing here.
 
+One kind of check cannot run here: one that must see the learner's code run on the grading machine's backend, such
+as a Keras layer inside a compiled `model.fit` step (a stand-in answers calls with values; it cannot be traced). A
+check function marked with `coursekit_in_kernel = True` (see `in_kernel`) is such a check: a top-level statement of a
+check cell that calls one runs in the learner's kernel (`wire.Agent._run`), with the statement's modules and
+installed functions imported there, its values copied and the learner's objects passed by reference; its ✔ or ✘
+comes back. Its pass is the kernel's report, so a notebook that tampers with the kernel's Keras could forge it; the
+value checks, which decide the numbers, stay here.
+
 A check's exceptions decide its outcome as before: an AssertionError (CheckFailed) fails it, NotImplementedError
 says "not attempted", anything else is an error. An exception raised by the learner's code in the kernel is raised
 again here: a builtin exception as itself (a check may expect a ValueError), any other as a `LearnerError` of the
 same name.
 """
 
+import ast
 import base64
 import builtins
 import contextlib
@@ -22,6 +31,7 @@ import io
 import re
 import signal
 import time
+import types
 
 from coursekit.grading import wire
 from coursekit.grading.outcome import Ending, Outcome, Status
@@ -52,6 +62,33 @@ class Unsendable(TypeError):
 
 _BUILTIN_ERRORS = {name: value for name, value in vars(builtins).items()
                    if isinstance(value, type) and issubclass(value, Exception)}
+
+
+def in_kernel(check):
+    """Marks a check function to run in the learner's kernel when a check cell calls it (see the module's text)."""
+    check.coursekit_in_kernel = True
+    return check
+
+
+_IN_KERNEL = "__coursekit_in_kernel__"
+
+
+def kernel_statements(source, name):
+    """`source` compiled so that each top-level statement calling a function by name asks, when it runs, whether
+    that function is marked `coursekit_in_kernel`, and if so hands the statement to `__coursekit_in_kernel__`."""
+    tree = ast.parse(source, name)
+    for index, statement in enumerate(tree.body):
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        bound = {argument.arg for node in ast.walk(statement) if isinstance(node, ast.Lambda)
+                 for argument in ast.walk(node.args) if isinstance(argument, ast.arg)}
+        names = sorted({node.id for node in ast.walk(statement) if isinstance(node, ast.Name)} - bound)
+        test = ast.parse(f"getattr(globals().get({call.func.id!r}), 'coursekit_in_kernel', False) is True",
+                         mode="eval").body
+        sent = ast.parse(f"{_IN_KERNEL}({ast.get_source_segment(source, statement)!r}, {names!r})").body
+        tree.body[index] = ast.copy_location(ast.If(test=test, body=sent, orelse=[statement]), statement)
+    return compile(ast.fix_missing_locations(tree), name, "exec")
 
 
 def install_code():
@@ -183,7 +220,7 @@ class Checker:
 
     def __init__(self, context, channel, deadline):
         self.context, self.channel, self.deadline = list(context), channel, deadline
-        self.namespace = {"__name__": "__main__"}
+        self.namespace = {"__name__": "__main__", _IN_KERNEL: self._in_kernel}
         self.done_until = 0  # the context cells before this solution-notebook index have run
 
     def run(self, step):
@@ -229,10 +266,29 @@ class Checker:
         output = io.StringIO()
         try:
             with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                exec(compile(source, name, "exec"), self.namespace)  # noqa: S102 (the instructor's own code)
+                exec(kernel_statements(source, name), self.namespace)  # noqa: S102 (the instructor's own code)
         except Exception as error:  # noqa: BLE001 (KernelGone, a BaseException, goes through)
             return error, output.getvalue()[-_OUTPUT_KEPT:]
         return None, output.getvalue()[-_OUTPUT_KEPT:]
+
+    def _in_kernel(self, source, names):
+        """Runs one statement of a check in the learner's kernel (see the module's text); its ✘ is raised here."""
+        imports, values = {}, {}
+        for name in names:
+            if name not in self.namespace or name == _IN_KERNEL:
+                continue  # a builtin, or a name the statement binds itself
+            value = self.namespace[name]
+            module = getattr(value, "__module__", None)
+            if isinstance(value, types.ModuleType):
+                imports[name] = [value.__name__, ""]
+            elif isinstance(value, (types.FunctionType, type)) and module and module != "__main__":
+                imports[name] = [module, value.__qualname__]
+            else:
+                values[name] = self.channel.encode(value)
+        answer = self.channel.request({"op": "run", "source": source, "imports": imports, "values": values})
+        print(str(answer.get("output", "")), end="")
+        if "failed" in answer:
+            raise AssertionError(str(answer["failed"]))
 
     @contextlib.contextmanager
     def _deadline(self):

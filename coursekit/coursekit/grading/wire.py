@@ -9,7 +9,9 @@ message is imported by the checker, and a message over `MAX_BYTES` or nested dee
 
 This file also runs inside the learner's kernel (the grader sends its source), so it imports only the standard
 library and numpy, and trusts nothing it reads there: the kernel's answers are values the learner could have
-computed anyway; what decides a grade is the instructor's check, run by the checker on those values.
+computed anyway; what decides a grade is the instructor's check, run by the checker on those values. The one
+exception is a check the checker sends here to run (`Agent._run`: a Keras piece inside a compiled training step,
+which only the kernel that holds the class can run); its pass is this kernel's report.
 """
 
 import base64
@@ -302,6 +304,8 @@ class Agent:
         if operation == "names":
             return {"values": {name: self._encode(self.namespace[name]) for name in request["names"]
                                if name in self.namespace}}
+        if operation == "run":
+            return self._run(request)
         target = self._resolve(request)
         try:
             if operation == "call":
@@ -326,3 +330,30 @@ class Agent:
         except BaseException as error:  # noqa: BLE001 (the learner's code raised: the checker re-raises it)
             return {"raised": describe_error(error)}
         return {"value": self._encode(value)}
+
+    def _run(self, request):
+        """Runs one statement of an instructor's check here, in a namespace of its own: a check that must see the
+        learner's code run on this machine's backend (a Keras layer inside a compiled training step), which no
+        stand-in in the checker can do. The statement's names come as imports (modules, and functions of installed
+        modules) and values; the learner's objects as references. An AssertionError (a failed check) comes back as
+        its message, anything else as the error it is."""
+        import contextlib
+        import importlib
+
+        namespace = {"__name__": "__coursekit_check__"}
+        for name, (module, qualname) in request["imports"].items():
+            value = importlib.import_module(module)
+            for part in filter(None, qualname.split(".")):
+                value = getattr(value, part)
+            namespace[name] = value
+        for name, tree in request["values"].items():
+            namespace[name] = self._decode(tree)
+        output = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                exec(compile(request["source"], "the instructor's check", "exec"), namespace)  # noqa: S102
+        except AssertionError as error:
+            return {"failed": str(error)[:20_000], "output": output.getvalue()[-4000:]}
+        except BaseException as error:  # noqa: BLE001 (the learner's code raised: the checker re-raises it)
+            return {"raised": describe_error(error)}
+        return {"output": output.getvalue()[-4000:]}

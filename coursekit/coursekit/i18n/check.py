@@ -16,9 +16,9 @@ from coursekit import course
 from coursekit.i18n.catalogues import (
     SOURCE_EDITIONS,
     compiled_catalogues,
+    folder,
     read_catalogue,
     runtime_catalogue,
-    source_text,
     translation_path,
 )
 from coursekit.i18n.edition import EXERCISES, expected_edition
@@ -59,62 +59,88 @@ class Coverage:
                 f"{len(self.orphans)} orphaned, {len(self.generated)} generated files out of date"
                 f"{', edition not built' if self.not_built else ''}, {len(self.glossary)} glossary violations, "
                 f"{len(self.links)} broken links, {len(self.typesetting)} typesetting problems, "
-                + (f"{len(self.untranslated)} hints and figure texts without Chinese, {len(self.unmarked)} figure "
+                + (f"{len(self.untranslated)} hints and figure texts without translation, {len(self.unmarked)} figure "
                    f"texts without _()" if self.runtime_checked
                    else "hints and figure texts not checked (the course's hooks name no runtime_catalogue)"))
 
 
-def check(root=None, lang="zh", glossary_path=None):
+def check(root, lang, glossary_path=None):
     """Returns the `Coverage` of the `lang` edition under `root` (default: the repository)."""
     root = course.root_or(root)
     files, statuses = expected_edition(root, lang)
     coverage = Coverage()
-    for (edition, stem), (status, entries, nb) in statuses.items():
+    for (edition, stem), (status, entries, nb, units) in statuses.items():
         coverage.markdown[edition] = coverage.markdown.get(edition, 0) + len(status)
         coverage.translated[edition] = coverage.translated.get(edition, 0) + sum(s == "ok" for s in status.values())
-        english = {cell.id: source_text(cell.source) for cell in nb.cells if cell.cell_type == "markdown"}
-        for cell_id, state in status.items():
-            where = f"{edition}/{stem}.ipynb, cell {cell_id}"
+        catalogue = translation_path(root, lang, edition, stem).relative_to(root)
+        _unit_problems(coverage, f"{edition}/{stem}.ipynb", catalogue, units)
+        cells = {cell.id for cell in nb.cells if cell.cell_type == "markdown"}
+        for cell_id in sorted({entry["cell"] for entry in entries if entry["translation"].strip()} - cells):
+            coverage.orphans.append(f"{catalogue}: cell {cell_id} is no longer a markdown cell of "
+                                    f"{edition}/{stem}.ipynb")
+    _generated_problems(coverage, root, lang, files)
+    terms = read_glossary(glossary_path or root / GLOSSARY)
+    _text_problems(coverage, root, lang, statuses, files, terms)
+    return _runtime_problems(coverage, root, lang, terms)
+
+
+def _unit_problems(coverage, where, catalogue, units):
+    """The missing and stale units of one notebook, a line each (the unit's number where the cell has several; a
+    stale one's catalogue file and line). A cell whose units all lack a translation, or all come from one whole-cell
+    entry written for other English, is one line."""
+    for cell_id, cell_units in units.items():
+        if len({(state, id(entry)) for state, _, entry in cell_units}) == 1 and len(cell_units) > 1:
+            cell_units = [(cell_units[0][0], "\n\n".join(text for _, text, _ in cell_units), cell_units[0][2])]
+        for index, (state, english, entry) in enumerate(cell_units, 1):
+            place = f"{where}, cell {cell_id}" + (f", paragraph {index}" if len(cell_units) > 1 else "")
             if state == "missing":
-                coverage.missing.append(f"{where}: no Chinese text")
+                coverage.missing.append(f"{place}: no translation")
             elif state == "stale":
-                entry = entries[cell_id]
-                coverage.stale.append(f"{where}: the English changed since the Chinese was written"
-                                      f"{_change(entry['previous'] or entry['en'], english[cell_id])}")
-        for cell_id in sorted(set(entries) - set(english)):
-            coverage.orphans.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}: cell "
-                                    f"{cell_id} is no longer a markdown cell of {edition}/{stem}.ipynb")
+                coverage.stale.append(f"{place} ({catalogue}:{entry['line']}): the English changed since the "
+                                      f"translation was written{_change(entry['previous'] or entry['en'], english)}")
+
+
+def _generated_problems(coverage, root, lang, files):
     for edition in (*SOURCE_EDITIONS, EXERCISES):
-        folder = root / edition / lang
-        if not folder.is_dir():
-            coverage.not_built.append(f"{edition}/{lang}/: not built (run `coursekit i18n build`)")
+        name = folder(root, edition)
+        path = root / name / lang
+        if not path.is_dir():
+            coverage.not_built.append(f"{name}/{lang}/: not built (run `coursekit i18n build`)")
             continue
         for relative, text in files.items():
-            if relative.startswith(f"{edition}/"):
+            if relative.startswith(f"{name}/"):
                 path = root / relative
                 if not path.exists():
                     coverage.generated.append(f"{relative}: missing")
                 elif path.read_text(encoding="utf-8") != text:
                     coverage.generated.append(f"{relative}: differs from the build")
-        for path in sorted(folder.glob("*.ipynb")):
-            if f"{edition}/{lang}/{path.name}" not in files:
-                coverage.generated.append(f"{edition}/{lang}/{path.name}: extra (no English notebook of that name)")
+        for generated in sorted(path.glob("*.ipynb")):
+            if f"{name}/{lang}/{generated.name}" not in files:
+                coverage.generated.append(f"{name}/{lang}/{generated.name}: extra (no English notebook of that name)")
     for relative, data in compiled_catalogues(root, lang).items():
         if not (root / relative).is_file() or (root / relative).read_bytes() != data:
             coverage.generated.append(f"{relative}: not compiled from its .po (run `coursekit i18n build`)")
-    for (edition, stem), (_, entries, _) in statuses.items():
-        for cell_id, entry in entries.items():
-            for target in broken_links(entry["zh"], f"{edition}/{lang}", root, files):
+
+
+def _text_problems(coverage, root, lang, statuses, files, terms):
+    """Links, glossary variants and typesetting of every translated entry, each line naming its file and line."""
+    for (edition, stem), (_, entries, _, _) in statuses.items():
+        catalogue = translation_path(root, lang, edition, stem).relative_to(root)
+        out = f"{folder(root, edition)}/{lang}"
+        for entry in entries:
+            if not entry["translation"].strip():
+                continue
+            cell_id = entry["cell"]
+            for target in broken_links(entry["translation"], out, root, files):
                 coverage.links.append(f"{edition}/{stem}.ipynb, cell {cell_id}: the link {target!r} leads nowhere "
-                                      f"from {edition}/{lang}/ (links to the Chinese edition go to ../../<edition>/{lang}/)")
-    terms = read_glossary(glossary_path or root / GLOSSARY)
-    for (edition, stem), (_, entries, _) in statuses.items():
-        for cell_id, entry in entries.items():
-            for problem in glossary_problems(entry["zh"], terms):
+                                      f"from {out}/ (links to the {lang} edition go to ../../<edition>/{lang}/)")
+            for problem in glossary_problems(entry["translation"], terms):
                 coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
-            for problem in typesetting_problems(unwrap_cjk(entry["zh"])):  # the text as the edition shows it
-                coverage.typesetting.append(f"{translation_path(root, lang, edition, stem).relative_to(root)}, "
-                                            f"cell {cell_id}: {problem}")
+            for problem in typesetting_problems(unwrap_cjk(entry["translation"])):  # the text as the edition shows it
+                coverage.typesetting.append(f"{catalogue}:{entry['line']}, cell {cell_id}: {problem}")
+
+
+def _runtime_problems(coverage, root, lang, terms):
     runtime = runtime_catalogue(lang)
     if runtime is None:
         coverage.runtime_checked = False
@@ -124,7 +150,7 @@ def check(root=None, lang="zh", glossary_path=None):
             where = f"msgctxt {entry.msgctxt!r}, " if entry.msgctxt else ""
             coverage.glossary.append(f"{runtime.name}, {where}msgid {entry.msgid[:60]!r}: {problem}")
     for text, places in untranslated_strings(root, lang).items():
-        coverage.untranslated.append(f"{places[0]}: shown in English (no Chinese in {runtime.name}): {text!r}")
+        coverage.untranslated.append(f"{places[0]}: shown in English (no {lang} text in {runtime.name}): {text!r}")
     for text, places in unmarked_figure_text(root).items():
         coverage.unmarked.append(f"{places[0]}: figure text written without _(), so drawn in English in every "
                                  f"edition: {text!r} (write _({text!r}))")
@@ -165,16 +191,16 @@ def _change(old, new):
     return f": {diff[0][:90]!r} …" if diff else " (whitespace only)"
 
 
-def todo(root=None, lang="zh", edition=None, stem=None):
-    """Lines for a translator: each markdown cell lacking current Chinese text, with its English."""
+def todo(root, lang, edition=None, stem=None):
+    """Lines for a translator: each unit of a markdown cell lacking a current translation, with its English."""
     root = course.root_or(root)
     _, statuses = expected_edition(root, lang)
     lines = []
-    for (cell_edition, cell_stem), (status, _entries, nb) in statuses.items():
+    for (cell_edition, cell_stem), (_status, _entries, _nb, units) in statuses.items():
         if edition and cell_edition != edition or stem and not cell_stem.startswith(stem):
             continue
-        for cell in nb.cells:
-            if cell.cell_type == "markdown" and status[cell.id] != "ok":
-                lines.append(f"== {cell_edition}/{cell_stem} {cell.id} ({status[cell.id]})")
-                lines.append(source_text(cell.source))
+        for cell_id, cell_units in units.items():
+            for state, english, _entry in cell_units:
+                if state != "ok":
+                    lines += [f"== {cell_edition}/{cell_stem} {cell_id} ({state})", english]
     return lines

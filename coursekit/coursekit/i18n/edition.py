@@ -15,75 +15,150 @@ import polib
 
 from coursekit import course, exercises
 from coursekit.files import write_changed, write_text_atomically
+from coursekit.i18n.blocks import split_blocks
 from coursekit.i18n.catalogues import (
     SOURCE_EDITIONS,
+    TEMPLATES,
     compiled_catalogues,
     english_notebooks,
+    folder,
+    new_catalogue,
+    new_template,
     own_runtime_catalogue,
     read_catalogue,
-    read_translations,
+    read_entries,
+    require_units,
     source_text,
+    template_path,
     translation_path,
+    translations_folder,
     update_catalogue,
+    write_template,
 )
 from coursekit.i18n.extract import untranslated_strings
 from coursekit.i18n.typesetting import unwrap_cjk
 
-EXERCISES = "exercises"  # generated from solutions/ (and exercises/zh/ from solutions/zh/)
+EXERCISES = "exercises"  # generated from solutions/ (and exercises/<lang>/ from solutions/<lang>/)
+# The kit's own strings, shown where a passage has no current translation; each language translates them in its
+# `<translations>/<lang>/coursekit.po` (template: `templates/coursekit.pot`), else they show in English.
 NOTES = {
-    "zh": {
-        "missing": "（本段尚无中文译文，暂以英文原文显示。）",
-        "stale": "（英文原文已更新，本段中文译文待同步，暂以英文原文显示。）",
-    },
+    "missing": "(This passage has no translation yet; it is shown in English.)",
+    "stale": "(The English of this passage has changed and its translation awaits review; it is shown in English.)",
 }
+KIT_CATALOGUE = "coursekit"  # <translations>/<lang>/coursekit.po: the kit's own strings (NOTES)
 
 
-def translate_notebook(nb, entries, lang="zh"):
-    """The `lang` edition of an English notebook (a new object): markdown from `entries`, everything else copied.
+def notes(root, lang):
+    """`NOTES` in `lang`, from its `coursekit.po` (an untranslated or fuzzy note stays English)."""
+    path = translations_folder(root) / lang / f"{KIT_CATALOGUE}.po"
+    found = {}
+    if path.exists():
+        found = {entry.msgid: entry.msgstr for entry in read_catalogue(path)
+                 if entry.translated() and not entry.obsolete}
+    return {key: found.get(text, text) for key, text in NOTES.items()}
 
-    Returns `(notebook, status)` where status maps each markdown cell id to "ok", "missing" or "stale".
+
+def kit_template():
+    template = new_catalogue("", "coursekit", comment="The strings of the course kit itself: the notes a translated "
+                             "edition shows where a passage has no current translation.")
+    for key, text in NOTES.items():
+        template.append(polib.POEntry(msgctxt=f"note:{key}", msgid=text, msgstr=""))
+    return template
+
+
+def cell_units(english, entries):
+    """`(units, whole)` for one markdown cell: `units` is `[(state, english unit, entry or None)]` per unit of the
+    cell ("ok", "stale": fuzzy or written for other English, "missing"), `whole` the entry translating the whole
+    cell as it is, or None. `entries`: `{msgid: entry}` of the cell's translated entries."""
+    whole = entries.get(english)
+    if whole is not None:
+        return [("stale" if whole["fuzzy"] else "ok", english, whole)], None if whole["fuzzy"] else whole
+    blocks = split_blocks(english)
+    known = {block.text for block in blocks.blocks} | {english}
+    outdated = [entry for msgid, entry in entries.items() if msgid not in known]  # English changed, not updated
+    units = []
+    for block in blocks.blocks:
+        entry = entries.get(block.text)
+        if entry is not None:
+            units.append(("stale" if entry["fuzzy"] else "ok", block.text, entry))
+        else:
+            units.append(("stale" if outdated else "missing", block.text, outdated[0] if outdated else None))
+    return units, None
+
+
+def _cell_text(english, units, whole, note):
+    """The translated cell: every unit translated, or the untranslated runs in English after a one-line note."""
+    if whole is not None:
+        return unwrap_cjk(whole["translation"])
+    states = [state for state, _, _ in units]
+    if all(state == "ok" for state in states):
+        return unwrap_cjk(split_blocks(english).join(entry["translation"] for _, _, entry in units))
+    if not any(state == "ok" for state in states):
+        return f"{note[states[0] if len(set(states)) == 1 else 'stale']}\n\n{english}"
+    pieces = []
+    for index, (state, text, entry) in enumerate(units):
+        if state == "ok":
+            pieces.append(unwrap_cjk(entry["translation"]))
+        else:
+            pieces.append(text if index and units[index - 1][0] != "ok" else f"{note[state]}\n\n{text}")
+    return split_blocks(english).join(pieces)
+
+
+def translate_notebook(nb, entries, lang, note=None):
+    """The `lang` edition of an English notebook (a new object): markdown from `entries` (`read_entries`),
+    everything else copied. `note`: `NOTES` in `lang` (`notes`).
+
+    Returns `(notebook, status, units)`: status maps each markdown cell id to "ok", "missing" or "stale" (its
+    units' worst), units to `cell_units`' list.
     """
+    note = note or NOTES
+    by_cell = {}
+    for entry in entries:
+        if entry["translation"].strip():
+            by_cell.setdefault(entry["cell"], {})[entry["en"]] = entry
     translated = json.loads(json.dumps(nb))  # a deep copy, plain dicts
-    status = {}
+    status, units = {}, {}
     for cell in translated["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         english = source_text(cell["source"])
-        entry = entries.get(cell["id"])
-        if entry is None:
-            state, text = "missing", f"{NOTES[lang]['missing']}\n\n{english}"
-        elif entry["fuzzy"] or entry["en"] != english:
-            state, text = "stale", f"{NOTES[lang]['stale']}\n\n{english}"
-        else:
-            state, text = "ok", unwrap_cjk(entry["zh"])
-        status[cell["id"]] = state
-        cell["source"] = text
+        cell_unit_list, whole = cell_units(english, by_cell.get(cell["id"], {}))
+        states = {state for state, _, _ in cell_unit_list}
+        status[cell["id"]] = "stale" if "stale" in states else "missing" if "missing" in states else "ok"
+        units[cell["id"]] = cell_unit_list
+        cell["source"] = _cell_text(english, cell_unit_list, whole, note)
     key = course.setting("metadata_key")
     info = translated["metadata"].get(key)
     translated["metadata"][key] = {**(info if isinstance(info, dict) else {}), "lang": lang}
-    return nbformat.from_dict(translated), status
+    return nbformat.from_dict(translated), status, units
 
 
-def expected_edition(root, lang="zh"):
-    """`{relative path: text}` of every generated file of the `lang` edition, and `{(edition, stem): status}`."""
+def expected_edition(root, lang):
+    """`{relative path: text}` of every generated file of the `lang` edition, and `{(edition, stem): (status,
+    entries, nb, units)}`. Every catalogue is read before anything is built: a malformed one stops the build."""
     root = Path(root)
     files, statuses = {}, {}
+    note = notes(root, lang)
+    exercise_folder = folder(root, EXERCISES)
     for edition in SOURCE_EDITIONS:
+        out_folder = folder(root, edition)
         for path in english_notebooks(root, edition):
             nb = exercises.read_notebook(path)
-            entries = read_translations(translation_path(root, lang, edition, path.stem))
-            translated, status = translate_notebook(nb, entries, lang)
-            keep_own_run(translated, root / edition / lang / path.name, lang)
-            statuses[(edition, path.stem)] = (status, entries, nb)
-            files[f"{edition}/{lang}/{path.name}"] = exercises.notebook_text(translated)
+            entries = read_entries(translation_path(root, lang, edition, path.stem))
+            translated, status, units = translate_notebook(nb, entries, lang, note)
+            keep_own_run(translated, root / out_folder / lang / path.name, lang)
+            statuses[(edition, path.stem)] = (status, entries, nb, units)
+            files[f"{out_folder}/{lang}/{path.name}"] = exercises.notebook_text(translated)
             if edition == "solutions":
-                exercise = exercises.build_exercise_notebook(translated, str(path), lang)
+                # the stubs' two texts in `lang` where the exercise kit has them, else in English
+                stub_lang = lang if lang in exercises.STUB_COMMENTS else "en"
+                exercise = exercises.build_exercise_notebook(translated, str(path), stub_lang)
                 exercise.metadata[course.setting("metadata_key")]["lang"] = lang
-                files[f"{EXERCISES}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
+                files[f"{exercise_folder}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
     return files, statuses
 
 
-def keep_own_run(translated, own_path, lang="zh"):
+def keep_own_run(translated, own_path, lang):
     """Gives `translated` the outputs of its own edition's full run (`tools/run_notebook.py --full` on
     `notebooks/zh/...`: figures, printed results and check messages in Chinese), where that run exists, ran in
     `lang` (its run record's `lang`; a record copied from the English run says "en" or nothing) and was made with
@@ -106,7 +181,7 @@ def keep_own_run(translated, own_path, lang="zh"):
     return True
 
 
-def build(root=None, lang="zh", out=None):
+def build(root, lang, out=None):
     """Writes the `lang` edition under `out` (default: the repository), removing stale generated notebooks.
 
     Returns the paths written or removed.
@@ -114,37 +189,61 @@ def build(root=None, lang="zh", out=None):
     root = course.root_or(root)
     out = Path(out or root)
     notebooks, _ = expected_edition(root, lang)
-    editions = [f"{edition}/{lang}" for edition in (*SOURCE_EDITIONS, EXERCISES)]
+    editions = [f"{folder(root, edition)}/{lang}" for edition in (*SOURCE_EDITIONS, EXERCISES)]
     return write_changed(out, notebooks, stale_folders=editions) + write_changed(out, compiled_catalogues(root, lang))
 
 
-def update(root=None, lang="zh", notebook=None):
-    """Brings every catalogue up to date with the English (`update_catalogue`), and adds an empty entry to the
-    runtime catalogue for each figure or hint string it lacks. Returns the paths written.
+def update(root, lang, notebook=None):
+    """Writes the templates (`<translations>/templates/`) and merges them into the `lang` catalogues as msgmerge
+    does (`update_catalogue`), and adds an empty entry to the runtime catalogue for each figure or hint string it
+    lacks. Returns the paths written.
 
     `notebook`: only the catalogues of notebooks whose name starts so ("03": chapter 03, its solution and its
-    exercise), so that an author updating one chapter leaves every other catalogue as it is; the runtime
-    catalogue still gains the strings it lacks (new entries only, appended).
+    exercise), so that an author updating one chapter leaves every other catalogue (the kit's `coursekit.po`
+    too) as it is; the runtime catalogue still gains the strings it lacks (new entries only, appended).
     """
     root = course.root_or(root)
-    changed = []
-    for edition in SOURCE_EDITIONS:
-        for path in english_notebooks(root, edition):
-            if notebook is not None and not path.stem.startswith(notebook):
-                continue
-            english = {cell.id: source_text(cell.source) for cell in exercises.read_notebook(path).cells
-                       if cell.cell_type == "markdown"}
-            target = translation_path(root, lang, edition, path.stem)
-            if update_catalogue(target, lang, f"{edition}/{path.name}", english):
-                changed.append(target)
+    chosen = [(edition, path) for edition in SOURCE_EDITIONS for path in english_notebooks(root, edition)
+              if notebook is None or path.stem.startswith(notebook)]
+    for edition, path in chosen:  # every catalogue checked before anything is written
+        read_entries(translation_path(root, lang, edition, path.stem))
+        require_units(translation_path(root, lang, edition, path.stem))
+    changed = [] if notebook is not None else _update_kit(root, lang)
+    for edition, path in chosen:
+        english = {cell.id: source_text(cell.source) for cell in exercises.read_notebook(path).cells
+                   if cell.cell_type == "markdown"}
+        project = f"{edition}/{path.name}"
+        template = new_template(project, english)
+        if write_template(template_path(root, edition, path.stem), template):
+            changed.append(template_path(root, edition, path.stem))
+        target = translation_path(root, lang, edition, path.stem)
+        if update_catalogue(target, lang, project, english, template):
+            changed.append(target)
+    changed += _update_runtime(root, lang)
+    return changed
+
+
+def _update_kit(root, lang):
+    """The kit's own template and `lang` catalogue (`NOTES`), brought up to date; the paths written."""
+    template, changed = kit_template(), []
+    template_file = translations_folder(root) / TEMPLATES / f"{KIT_CATALOGUE}.pot"
+    catalogue = translations_folder(root) / lang / f"{KIT_CATALOGUE}.po"
+    if write_template(template_file, template):
+        changed.append(template_file)
+    if update_catalogue(catalogue, lang, KIT_CATALOGUE, {}, template):
+        changed.append(catalogue)
+    return changed
+
+
+def _update_runtime(root, lang):
     runtime = own_runtime_catalogue(root, lang)
     lacking = untranslated_strings(root, lang) if runtime is not None else {}
-    if lacking:
-        catalogue = read_catalogue(runtime)
-        present = {entry.msgid for entry in catalogue if not entry.msgctxt}
-        for text in lacking:
-            if text not in present:
-                catalogue.append(polib.POEntry(msgid=text, msgstr="", flags=["python-brace-format"] * ("{" in text)))
-        write_text_atomically(runtime, str(catalogue))
-        changed.append(runtime)
-    return changed
+    if not lacking:
+        return []
+    catalogue = read_catalogue(runtime)
+    present = {entry.msgid for entry in catalogue if not entry.msgctxt}
+    for text in lacking:
+        if text not in present:
+            catalogue.append(polib.POEntry(msgid=text, msgstr="", flags=["python-brace-format"] * ("{" in text)))
+    write_text_atomically(runtime, str(catalogue))
+    return [runtime]

@@ -286,7 +286,7 @@ def _template(node):
     return None
 
 
-def untranslated_strings(root=None, lang="zh"):
+def untranslated_strings(root, lang):
     """`{english: [where, ...]}` of runtime strings in the English notebooks that the runtime catalogue does not
     translate (no entry without msgctxt, or an empty or fuzzy one); all of them where the course has none."""
     path = runtime_catalogue(lang)

@@ -59,6 +59,7 @@ def strip_markdown(source):
     text = re.sub(r"\[(\d+)\]\([^)]*\)", r"[\1](", text)  # keep "[02](" for chapter references
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"``?[^`\n]+``?", " CODE ", text)
+    text = re.sub(r"\$\$.+?\$\$", " MATH ", text, flags=re.DOTALL)  # display math, which may span lines
     text = re.sub(r"\$[^$\n]+\$", " MATH ", text)
     lines, in_block, previous_blank = [], False, True
     for line in text.split("\n"):
