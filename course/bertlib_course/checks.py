@@ -29,11 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from bertlib_course.failure import CheckFailed  # noqa: F401 (part of this module's API)
-from bertlib_course.messages import message, pgettext, translate
+from bertlib_course.messages import check_text, message, pgettext
 
 _MAX_SHOWN = 300  # characters of a value shown in a message; longer values are cut
-
-
 
 
 def check_equal(name, got, expected, hint=None):
@@ -42,6 +40,7 @@ def check_equal(name, got, expected, hint=None):
     Example:
         check_equal("tokenizer.tokenize('hello')", tokens, ["hello"])
     """
+    name = check_text(name)
     with _answer_compared(name, lambda: _show(expected), got, hint):
         if _is_array_like(got) or _is_array_like(expected):
             got_array, expected_array = np.asarray(got), np.asarray(expected)
@@ -59,6 +58,7 @@ def check_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     Example:
         check_close("gelu(1.0)", gelu(1.0), 0.8413, rtol=1e-3)
     """
+    name = check_text(name)
     try:
         got_number = float(np.asarray(got))
     except (TypeError, ValueError):
@@ -78,6 +78,7 @@ def check_rounded(name, got, expected, digits, hint=None):
     Example:
         check_rounded("missing_share", missing_share, 41 / 58, digits=2)
     """
+    name = check_text(name)
     want = _canonical(expected, digits)
     try:
         number = np.asarray(got)
@@ -99,8 +100,9 @@ def check_shape(name, got, expected_shape, hint=None):
     Example:
         check_shape("sequence_output", outputs["sequence_output"], (2, 16, 64))
     """
+    name = check_text(name)
     expected_shape = tuple(expected_shape)
-    shown = "(" + ", ".join("any" if size is None else str(size) for size in expected_shape) + ")"
+    shown = "(" + ", ".join(message("any_size") if size is None else str(size) for size in expected_shape) + ")"
     with _answer_compared(message("shape_of", name=name), lambda: shown, got, hint):
         got_shape = tuple(np.shape(got)) if not hasattr(got, "shape") else tuple(got.shape)
     matches = len(got_shape) == len(expected_shape) and all(
@@ -118,6 +120,7 @@ def check_array_close(name, got, expected, rtol=1e-5, atol=1e-8, hint=None):
     Example:
         check_array_close("attention weights", weights, reference_weights, atol=1e-6)
     """
+    name = check_text(name)
     expected_array = np.asarray(expected)
     with _answer_compared(name, lambda: _show(expected_array), got, hint):
         got_array = np.asarray(got)
@@ -135,8 +138,9 @@ def check_true(name, condition, expected_text, got_text, hint=None):
     Example:
         check_true("the loss", loss < 1.0, "below 1.0 after 50 steps", f"{loss:.3f}", hint="raise the learning rate")
     """
+    name = check_text(name)
     if not condition:
-        _fail(name, expected_text, got_text, hint)
+        _fail(name, check_text(expected_text), check_text(got_text), hint)
     _passed(name)
 
 
@@ -160,6 +164,7 @@ def check_function(name, student_fn, reference_fn, random_inputs_fn, trials=5, r
         check_function("softmax", softmax, bertlib_softmax, lambda rng: (rng.normal(size=(2, 5)),))
     """
     __tracebackhide__ = True  # a stub's NotImplementedError shows the learner's frames, not this one
+    name = check_text(name)
     rng = np.random.default_rng(seed)
     for trial in range(1, trials + 1):
         args, kwargs = _as_call_arguments(random_inputs_fn(rng))
@@ -201,8 +206,8 @@ def checked_call(name, function, *args, hint=None, **kwargs):
     except CheckFailed:
         raise
     except Exception as error:
-        raise CheckFailed(_message(name, message("a_result"), message("raised", error_type=type(error).__name__,
-                                                                      error=error), hint)) from error
+        raise CheckFailed(_message(check_text(name), message("a_result"),
+                                   message("raised", error_type=type(error).__name__, error=error), hint)) from error
 
 
 def check_raises(name, error_type, function, *args, hint=None, **kwargs):
@@ -222,12 +227,13 @@ def check_raises(name, error_type, function, *args, hint=None, **kwargs):
     except CheckFailed:
         raise
     except error_type as error:
-        _passed(name)
+        _passed(check_text(name))
         return error
     except Exception as error:
-        raise CheckFailed(_message(name, message("an_error", error_type=error_type.__name__),
+        raise CheckFailed(_message(check_text(name), message("an_error", error_type=error_type.__name__),
                                    message("raised", error_type=type(error).__name__, error=error), hint)) from error
-    _fail(name, message("an_error", error_type=error_type.__name__), message("returned", value=_show(result)), hint)
+    _fail(check_text(name), message("an_error", error_type=error_type.__name__),
+          message("returned", value=_show(result)), hint)
 
 
 def check_compiled_step(name, piece_class, inputs=None, make=None, call=None, hint=None):
@@ -258,6 +264,7 @@ def check_compiled_step(name, piece_class, inputs=None, make=None, call=None, hi
     __tracebackhide__ = True  # pytest and IPython leave this frame out of a traceback
     import keras  # here, not at the top: the other checks need numpy only
 
+    name = check_text(name)
     if not isinstance(piece_class, type):
         print(_compiled("(not checked here: {name} is not a class in this process; the grader keeps your class in "
                         "your kernel, and your notebook runs this check)").format(name=name))
@@ -376,7 +383,7 @@ def _fail_compiled(name, error, hint, keras):
                                                                                    keras.backend.backend())
     raise CheckFailed(_message(_compiled("{name} in a compiled training step (model.fit on {backend})").format(
         name=name, backend=backend), _compiled("one training step runs"), got,
-        _compiled("{reason}; {hint}").format(reason=reason, hint=translate(hint)) if hint else reason)) from error
+        _compiled("{reason}; {hint}").format(reason=reason, hint=check_text(hint)) if hint else reason)) from error
 
 
 def answer_digest(value, salt, digits=None):
@@ -401,6 +408,7 @@ def check_digest(name, got, digest, digits=None, hint=None):
     Example:
         check_digest("squad_f1[0]", squad_f1[0], "1.4 squad_f1[0]$5a1f...", digits=1, hint="§5.1, the BERT_BASE row")
     """
+    name = check_text(name)
     salt = digest.split("$", 1)[0]
     try:
         matches = hmac.compare_digest(answer_digest(got, salt, digits), digest)
@@ -451,10 +459,12 @@ def _fail(name, expected_text, got_text, hint):
 
 
 def _message(name, expected_text, got_text, hint):
+    """The ✘ lines of a check; `name` and the texts already in the learner's language (`check_text`), as the
+    check's caller looks them up before it builds them into other messages; the hint is looked up here."""
     lines = [message("not_expected", name=name), message("expected", text=expected_text),
              message("got", text=got_text)]
     if hint:
-        lines.append(message("hint", text=translate(hint)))
+        lines.append(message("hint", text=check_text(hint)))
     return "\n".join(lines)
 
 
@@ -482,14 +492,15 @@ def _show(value):
             array = np.asarray(value)
             text = np.array2string(array, precision=4, threshold=20, edgeitems=2, separator=", ")
             text = " ".join(text.split())
-            shown = f"array of shape {array.shape}, {array.dtype}: {text}"
+            shown = message("array_shown", shape=array.shape, dtype=array.dtype, values=text)
         elif isinstance(value, (tuple, list)) and any(_is_array_like(item) for item in value):
-            shown = f"a {type(value).__name__} of {len(value)}: " + ", ".join(
-                f"array of shape {tuple(np.shape(item))}" if _is_array_like(item) else _show(item) for item in value)
+            shown = message("items_shown", kind=type(value).__name__, count=len(value), items=", ".join(
+                message("array_item", shape=tuple(np.shape(item))) if _is_array_like(item) else _show(item)
+                for item in value))
         else:
             shown = repr(value)
     except Exception:  # noqa: BLE001 (an object that cannot even be shown is still named)
-        shown = f"a {type(value).__name__}"
+        shown = message("object_shown", kind=type(value).__name__)
     return shown if len(shown) <= _MAX_SHOWN else shown[:_MAX_SHOWN] + " …"
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from bertlib.model.checkpoint import hf_weights
 from bertlib_course import reference as reference_pass
 from bertlib_course.failure import CheckFailed
-from bertlib_course.messages import message
+from bertlib_course.messages import check_text, message
 
 # The steps of each reference layer, in the order they are computed. A block's attention steps are prefixed.
 ATTENTION_STEPS = ("query_key_value", "scores", "probabilities", "context", "output")
@@ -76,13 +76,14 @@ class Divergence:
     hint: str = ""
 
     def __str__(self):
-        lines = [f"✘ First divergence at `{self.step}` (step {self.index} of {self.total_steps})."]
-        lines.append("  Matches up to: " + (", ".join(self.matched) if self.matched else "nothing compared before it"))
-        lines.append(f"  Shapes:        yours {self.learner_shape}, reference {self.reference_shape}")
+        lines = [message("divergence", step=self.step, index=self.index, total=self.total_steps),
+                 message("divergence_matched", steps=", ".join(self.matched) if self.matched
+                         else message("divergence_nothing_matched")),
+                 message("divergence_shapes", learner=self.learner_shape, reference=self.reference_shape)]
         if self.max_difference is not None:
-            lines.append(f"  Largest difference: {self.max_difference:.3g} at index {self.where}")
+            lines.append(message("divergence_largest", difference=f"{self.max_difference:.3g}", where=self.where))
         if self.hint:
-            lines.append(f"  Hint:          {self.hint}")
+            lines.append(message("divergence_hint", text=check_text(self.hint)))
         return "\n".join(lines)
 
 
@@ -228,8 +229,9 @@ def check_same_activations(name, learner, reference, inputs, atol=1e-4, rtol=1e-
     """
     divergence = first_divergence(learner, reference, inputs, atol=atol, rtol=rtol, name=name)
     if divergence is not None:
-        raise CheckFailed(f"✘ {name} differs from bertlib's reference.\n{str(divergence).removeprefix('✘ ')}")
-    print(f"✔ {name}: every compared step matches bertlib's reference")
+        raise CheckFailed(message("differs_from_reference", name=check_text(name)) + "\n"
+                          + str(divergence).removeprefix("✘ "))
+    print(message("matches_reference", name=check_text(name)))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -12,8 +12,13 @@ says the same thing in both. What the learner reads is chosen at run time:
 - `pgettext(context, english)` gives a sentence the course composes for a result (a verdict of
   `bertlib_course.evidence`, a reason `bertlib_course.audit` refuses) in that language: a template whose named
   `{fields}` the caller fills in after, so the Chinese may put them in another order.
-- `translate(text)` gives the Chinese of an English string of the course (a hint, a plot title or label) listed
-  in the course's catalogue, the English unchanged when it is not listed or the language is English.
+- `check_text(text)` gives the Chinese of a text a check received (its name, its hint, the expected and got texts
+  of `check_true`): the catalogue's entry whose msgid is that English as the notebook's cell writes it, looked up
+  before `bertlib_course.checks` puts it into a message of `MESSAGES`. Only a text that a cell formatted itself
+  (an f-string name) is matched against the catalogue's templates, its fields kept as they came.
+- `translate(text)` gives the Chinese of an English string of the course's figures and explorers (a plot title or
+  label, a widget's text) listed in the course's catalogue, the English unchanged when it is not listed or the
+  language is English.
 - `use_plot_language(lang)` (called by `course.set_plot_style`) gives matplotlib a CJK font for the Chinese edition,
   whose figure text the chapters mark with `_()` where they write it (and this package's own plotting code passes
   through `translate`); with no CJK font on the machine it says how to install one. Nothing of matplotlib is
@@ -21,9 +26,11 @@ says the same thing in both. What the learner reads is chosen at run time:
 
 The Chinese lives in one gettext catalogue, `locale/zh/LC_MESSAGES/bertlib_course.po` (translators open it in
 Poedit or Weblate): a check message is the entry whose msgctxt is its key in `MESSAGES`, a composed sentence the
-entry whose msgctxt names its module ("evidence", "audit"), a figure or hint string the entry without msgctxt whose
-msgid is the English. The course reads the compiled `.mo` beside it with the standard `gettext` module;
-`coursekit i18n build` compiles it and `coursekit i18n check` fails when the two differ.
+entry whose msgctxt names its module ("evidence", "audit"), a figure string or a check's name, hint or expected/got
+text the entry without msgctxt whose msgid is the English as the notebook writes it (an f-string as its template,
+`"[MASK] share {where}"`; `tests/course/test_check_language.py` fails on a check text that has none). The course
+reads the compiled `.mo` beside it with the standard `gettext` module; `coursekit i18n build` compiles it and
+`coursekit i18n check` fails when the two differ.
 """
 
 import functools
@@ -59,6 +66,15 @@ MESSAGES = {
     "passed": "✔ {name}: as expected",
     "exercise_passed": "✔ Exercise {exercise_id} passed",
     "function_matches": "✔ {name} matches the reference on {trials} random inputs",
+    # `bertlib_course.locate`: a learner's layer compared with bertlib's, step by step
+    "divergence": "✘ First divergence at `{step}` (step {index} of {total}).",
+    "divergence_matched": "  Matches up to: {steps}",
+    "divergence_nothing_matched": "nothing compared before it",
+    "divergence_shapes": "  Shapes:        yours {learner}, reference {reference}",
+    "divergence_largest": "  Largest difference: {difference} at index {where}",
+    "divergence_hint": "  Hint:          {text}",
+    "differs_from_reference": "✘ {name} differs from bertlib's reference.",
+    "matches_reference": "✔ {name}: every compared step matches bertlib's reference",
     "trial": "{call} (trial {trial} of {trials})",
     "shape_of": "the shape of {name}",
     "raised": "an error: {error_type}: {error}",
@@ -85,6 +101,12 @@ MESSAGES = {
                          "steps ({names}).",
     "return_only_output": "return only the output; a function that also returns another value (the chapter's "
                           "attention also returned its probabilities) gives a tuple.",
+    # how a value is shown in Expected / Got
+    "array_shown": "array of shape {shape}, {dtype}: {values}",
+    "items_shown": "a {kind} of {count}: {items}",
+    "array_item": "array of shape {shape}",
+    "object_shown": "a {kind}",
+    "any_size": "any",
 }
 
 
@@ -293,22 +315,51 @@ def _pattern(template):
 
 
 def translate(text, lang=None):
-    """The Chinese of a listed English string (hint, title, label) when the language is Chinese; else `text`.
+    """The Chinese of a listed English string of a figure or an explorer (title, label, widget text) when the
+    language is Chinese; else `text`.
 
     A listed string may hold `{fields}` that match any text, e.g. "block {layer}, head {head}" matches
     "block 3, head 7" and gives "层 3、头 7"; a field's text that is itself listed, exactly or as a
     template, is translated too ("attends to the {pattern}" with "previous token" gives "关注前一个词元", and
-    "layer {layer}, {head}, ..." with "head 3" gives "层 0、头 3，...").
+    "layer {layer}, {head}, ..." with "head 3" gives "层 0、头 3，..."). The explorers hand this their labels
+    formatted (`translate(f"head {index}")`); a check's texts go through `check_text`, which does not recurse.
     """
     if not isinstance(text, str) or not text or (lang or language()) != "zh":
         return text
+    return _from_catalogue(text, lambda value: translate(value, lang))
+
+
+def check_text(text, lang=None):
+    """A name, hint or expected/got text a check received, in `lang` (default `language()`): the catalogue's
+    Chinese of it (the entry without msgctxt whose msgid is the English as the notebook writes it), else `text`.
+
+    `bertlib_course.checks` looks every such text up here before it puts it into a message of `MESSAGES`, so a
+    field of a template is never formatted with text from the catalogue. A name an f-string of the learner's
+    notebook formatted (`f"[MASK] share {where}"`) reaches the check already formatted, since the notebooks of the
+    two editions share their code cells byte for byte: only such a text, listed by no entry, is matched against
+    the catalogue's templates (`"[MASK] share {where}"`), each field kept as the text it came as, or as that
+    text's own entry when it has one ("the end of warmup"); no field is matched again. Nothing is formatted with
+    `str.format`, so nothing the catalogue holds can raise: braces that are no field are shown as they are
+    ("return {'logits': ...}"), and a template whose Chinese names a field its English lacks gives `text`.
+    """
+    if not isinstance(text, str) or not text or (lang or language()) != "zh":
+        return text
+    return _from_catalogue(text, lambda value: _catalogue()[0].get(value, value), complete=True)
+
+
+def _from_catalogue(text, field_text, complete=False):
+    """`text`'s entry, else the first template that matches it filled with `field_text(captured)`, else `text`.
+    `complete`: a template's Chinese that names a field its English did not capture gives `text` itself."""
     exact, patterns = _catalogue()
     if text in exact:
         return exact[text]
     for pattern, chinese in patterns:
         match = pattern.match(text)
         if match:
-            return _fill(chinese, {name: translate(value, lang) for name, value in match.groupdict().items()})
+            values = {name: field_text(value) for name, value in match.groupdict().items()}
+            if complete and any(field.group(1) not in values for field in FIELD.finditer(chinese)):
+                return text
+            return _fill(chinese, values)
     return text
 
 

@@ -1,7 +1,7 @@
 """Every section the course cites is a section of the published BERT paper (Devlin et al. 2019, NAACL,
 numbered as arXiv v2).
 
-The course's convention (notebook 00, "A note on section numbers"): "§N" always means the paper. The study
+The course's convention (docs/course-notes.md, "Section numbers"): "§N" always means the paper. The study
 guide (`shared/guide/bert_study_guide.zh.txt`) numbers its sections its own way (its "§5.5" is the
 paper's §5.1, its "appendix A.4.6" the paper's C.2); where the course means the guide it says so in words
 ("the guide's section 7.5"), never with a bare "§". This test reads the sources of every English notebook
