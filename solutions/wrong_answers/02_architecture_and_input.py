@@ -121,4 +121,39 @@ rounding_tells = False
             "positions = ops.arange(seq)\n        visible = (positions[:, None] >= positions[None, :])[None, None]",
             "visible = np.tril(np.ones((x.shape[1], x.shape[1]), dtype=bool))[None, None]")],
     },
+    "2.8": {
+        "BERT's post-LN order (a LayerNorm after each residual sum)": [
+            ("attention_input = self.attention_layer_norm(x)  # (batch, seq, H)",
+             "attention_input = x"),
+            ("attended = x + self.attention(attention_input, padding_mask=padding_mask)",
+             "attended = self.attention_layer_norm(x + self.attention(attention_input, padding_mask=padding_mask))"),
+            ("ffn_input = self.ffn_layer_norm(attended)", "ffn_input = attended"),
+            ("output = attended + self.ffn_output(self.intermediate(ffn_input))",
+             "output = self.ffn_layer_norm(attended + self.ffn_output(self.intermediate(ffn_input)))")],
+        "the residual from the normalised input, LN(x) + Attention(LN(x))": [
+            ("attended = x + self.attention(", "attended = attention_input + self.attention(")],
+        "a final LayerNorm on the output": [
+            ("output = attended + self.ffn_output(self.intermediate(ffn_input))",
+             "output = self.ffn_layer_norm(attended + self.ffn_output(self.intermediate(ffn_input)))")],
+        "one LayerNorm for both branches": [("ffn_input = self.ffn_layer_norm(attended)",
+                                             "ffn_input = self.attention_layer_norm(attended)")],
+        "the padding mask left out": [("self.attention(attention_input, padding_mask=padding_mask)",
+                                       "self.attention(attention_input)")],
+        "the tanh approximation of GELU": [('activation="gelu"',
+                                            "activation=lambda t: keras.activations.gelu(t, approximate=True)")],
+        "no residual around the feed-forward": [
+            ("output = attended + self.ffn_output(", "output = self.ffn_output(")],
+        "the LayerNorms built after the attention": [
+            ("for layer in (self.attention_layer_norm, self.attention, self.ffn_layer_norm, self.intermediate):",
+             "for layer in (self.attention, self.attention_layer_norm, self.ffn_layer_norm, self.intermediate):"),
+            ('        self.attention_layer_norm = keras.layers.LayerNormalization(epsilon=1e-12, '
+             'name="attention_layer_norm")\n'
+             '        self.attention = MultiHeadSelfAttention(num_heads=self.num_heads, dropout=0.0, name="attention")',
+             '        self.attention = MultiHeadSelfAttention(num_heads=self.num_heads, dropout=0.0, name="attention")\n'
+             '        self.attention_layer_norm = keras.layers.LayerNormalization(epsilon=1e-12, '
+             'name="attention_layer_norm")')],
+        "the residual sums in numpy (right on arrays, breaks in a compiled step)": [
+            ("attended = x + self.attention(attention_input, padding_mask=padding_mask)",
+             "attended = np.asarray(x) + np.asarray(self.attention(attention_input, padding_mask=padding_mask))")],
+    },
 }

@@ -103,29 +103,29 @@ WRONG_ANSWERS = {
                                            'answers = ["True", "False", "True", "False", "True"]')],
     },
     "3.6": {
-        "loss over every slot, padding slots included": [("return -ops.sum(picked * weights) / ops.sum(weights)",
-                                                          "return -ops.mean(picked)")],
-        "loss divided by every slot": [("return -ops.sum(picked * weights) / ops.sum(weights)",
-                                        "return -ops.sum(picked * weights) / ops.cast(ops.size(picked), picked.dtype)")],
-        "loss summed, not averaged": [("return -ops.sum(picked * weights) / ops.sum(weights)",
-                                       "return -ops.sum(picked * weights)")],
-        "untied decoder (a Dense of its own)": [
-            ("        self.output_bias = self.add_weight(",
-             '        self.decoder = keras.layers.Dense(self.token_embedding.input_dim, use_bias=False, name="decoder")\n'
-             "        self.decoder.build((None, None, hidden_dim))\n"
-             "        self.output_bias = self.add_weight("),
-            ("return ops.matmul(x, decoder) + self.output_bias", "return self.decoder(x) + self.output_bias")],
-        "no output bias": [("return ops.matmul(x, decoder) + self.output_bias", "return ops.matmul(x, decoder)")],
-        "the tanh GELU": [("approximate=False", "approximate=True")],
-        "LayerNorm before the GELU": [
-            ("x = self.layer_norm(keras.activations.gelu(self.transform(hidden), approximate=False))",
-             "x = keras.activations.gelu(self.layer_norm(self.transform(hidden)), approximate=False)")],
-        "logits at every position": [("hidden = ops.take_along_axis(sequence_output, positions, axis=1)",
-                                      "hidden = sequence_output")],
-        "cross-entropy on the raw logits": [("log_probabilities = ops.log_softmax(logits, axis=-1)",
-                                             "log_probabilities = logits")],
-        "mask_weights read with numpy (right on arrays, breaks in a compiled step)": [(
-            "weights = ops.cast(mask_weights, picked.dtype)\n        return -ops.sum(picked * weights) / ops.sum(weights)",
-            'weights = np.asarray(mask_weights, "float32")\n        return -ops.sum(picked * weights) / weights.sum()')],
+        "the tanh approximation of GELU": [('activation="gelu", name="dense"',
+                                            'activation=lambda t: keras.activations.gelu(t, approximate=True), '
+                                            'name="dense"')],
+        "no GELU on the dense layer": [('activation="gelu", name="dense"', 'name="dense"')],
+        "the classifier's axis of 1 kept: logits (batch, seq, 1)": [
+            ("logits = ops.squeeze(self.classifier(dense), axis=-1)", "logits = self.classifier(dense)")],
+        "labels inverted: 1.0 for an original token": [("ops.not_equal(original_ids, corrupted_ids)",
+                                                        "ops.equal(original_ids, corrupted_ids)")],
+        "the loss averaged over every position, padding included": [("loss = ops.sum(losses * real) / ops.sum(real)",
+                                                                     "loss = ops.mean(losses)")],
+        "the loss over the replaced tokens only, as MLM's over its masked ones": [
+            ("loss = ops.sum(losses * real) / ops.sum(real)",
+             "loss = ops.sum(losses * real * labels) / ops.sum(real * labels)")],
+        "the loss summed, not averaged": [("loss = ops.sum(losses * real) / ops.sum(real)",
+                                           "loss = ops.sum(losses * real)")],
+        "a softmax cross-entropy over the positions, not a sigmoid per position": [
+            ("losses = ops.relu(logits) - logits * labels + ops.log1p(ops.exp(-ops.abs(logits)))",
+             "losses = -labels * ops.log_softmax(logits, axis=-1)")],
+        "the sign of the logit flipped (positive says original)": [
+            ("losses = ops.relu(logits) - logits * labels", "losses = ops.relu(-logits) + logits * labels")],
+        "labels and mask in numpy (right on arrays, breaks in a compiled step)": [
+            ("labels = ops.cast(ops.not_equal(original_ids, corrupted_ids), logits.dtype)",
+             'labels = (np.asarray(original_ids) != np.asarray(corrupted_ids)).astype("float32")'),
+            ("real = ops.cast(padding_mask, logits.dtype)", 'real = np.asarray(padding_mask, "float32")')],
     },
 }

@@ -121,6 +121,26 @@ WRONG_ANSWERS = {
             ("return ops.where(step < self.warmup_steps, warmup, decayed)",
              'return np.where(step < self.warmup_steps, warmup, decayed).astype("float32")')],
     },
+    "5.7": {
+        "GELU on the up branch, not the gate": [
+            ('activation="gelu", use_bias=False, name="gate"', 'use_bias=False, name="gate"'),
+            ('self.up = keras.layers.Dense(self.intermediate_size, use_bias=False, name="up")',
+             'self.up = keras.layers.Dense(self.intermediate_size, activation="gelu", use_bias=False, name="up")')],
+        "the tanh approximation of GELU": [('activation="gelu"',
+                                            "activation=lambda t: keras.activations.gelu(t, approximate=True)")],
+        "a ReLU gate (ReGLU)": [('activation="gelu"', 'activation="relu"')],
+        "the sum of the branches, not their product": [("ops.multiply(gate, up)", "ops.add(gate, up)")],
+        "no gate: BERT's feed-forward, GELU(x V) W2": [("hidden = ops.multiply(gate, up)",
+                                                        "hidden = keras.activations.gelu(up, approximate=False)")],
+        "biases kept": [("use_bias=False", "use_bias=True")],
+        "down projects to the intermediate size": [("self.down = keras.layers.Dense(input_shape[-1]",
+                                                    "self.down = keras.layers.Dense(self.intermediate_size")],
+        "geglu_size kept at BERT's 3,072": [("geglu_size = 2 * 3_072 // 3", "geglu_size = 3_072")],
+        "geglu_size halved (two matrices counted as one)": [("geglu_size = 2 * 3_072 // 3", "geglu_size = 3_072 // 2")],
+        "the product in numpy (right on arrays, breaks in a compiled step)": [
+            ("hidden = ops.multiply(gate, up)",
+             "hidden = ops.convert_to_tensor(np.asarray(gate) * np.asarray(up))")],
+    },
 }
 
 # Answers that are right another way than the reference (`bertlib exercises test` wants each to pass the public
