@@ -394,7 +394,12 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
 
     def watch():  # the kernel's uid on this machine, seen from outside (inside, it is uid 1000 of its namespace)
         while running[0]:
-            for process in psutil.process_iter(["cmdline", "uids"]):
+            # This test's own descendants only: a test beside it (pytest-xdist) may run an unsafe grade as root.
+            for process in psutil.Process().children(recursive=True):
+                try:
+                    process.info = process.as_dict(["cmdline", "uids"])
+                except psutil.Error:  # it ended while we looked
+                    continue
                 argv = process.info["cmdline"] or []
                 # The kernel itself, `python -m ipykernel_launcher`: the root `unshare` and `sh` that stage its
                 # mounts carry the same words in their argv until `setpriv` drops the uid and starts bwrap.
