@@ -16,6 +16,8 @@ import json
 import re
 from pathlib import Path
 
+from coursekit.i18n.extract import _template  # an f-string as the runtime catalogue lists it
+
 ROOT = Path(__file__).resolve().parents[2]
 EDITIONS = ("notebooks", "solutions")
 # check -> (positional indexes, keywords) of the arguments a learner reads in its ✔/✘ line
@@ -32,22 +34,6 @@ CHECK_ARGUMENTS = {
 def runnable_code(source):
     """A cell's source as plain Python: IPython's `%` and `!` lines blanked (as `coursekit.exercises` runs it)."""
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n"))
-
-
-def _template(node):
-    """An f-string as the msgid the runtime catalogue lists it under, as `coursekit.i18n.extract` writes it: each
-    field named after the first name in its expression, literal braces doubled."""
-    parts, used = [], set()
-    for index, value in enumerate(node.values):
-        if isinstance(value, ast.Constant):
-            parts.append(str(value.value).replace("{", "{{").replace("}", "}}"))
-            continue
-        names = [name.id for name in ast.walk(value) if isinstance(name, ast.Name)]
-        name = names[0] if names else f"value{index}"
-        name = name if name not in used else f"{name}_{index}"
-        used.add(name)
-        parts.append("{" + name + "}")
-    return "".join(parts)
 
 
 def _call_name(node):
