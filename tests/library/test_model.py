@@ -371,13 +371,17 @@ def test_initializers_are_serialized(layer_cls, init_kwargs, input_shape):
 
 def test_the_default_initializer_is_berts_truncated_normal():
     """Every weight matrix starts as a normal of standard deviation 0.02 cut at two deviations (the released
-    code's `create_initializer`); biases and LayerNorm offsets at 0, LayerNorm scales at 1."""
+    code's `create_initializer`); biases and LayerNorm offsets at 0, LayerNorm scales at 1.
+
+    The cut is checked as a share, not a maximum: Keras's PyTorch backend redraws a value at most four times, so about
+    one value in 230,000 (0.0455 ** 4) stays outside the cut, and a 28,000-value maximum failed about once in ten runs.
+    An uncut normal would put 4.55% outside."""
     block = TransformerEncoderBlock(num_heads=4, intermediate_dim=256)
     block.build((None, None, 64))
     for kernel in (block.self_attention.query_key_value.kernel, block.intermediate_dense.kernel):
         values = keras.ops.convert_to_numpy(kernel)
         truncated_std = 0.02 * 0.8796  # the standard deviation of a unit normal cut at +-2, times 0.02
-        assert np.abs(values).max() <= 0.04 and abs(values.std() - truncated_std) < 0.05 * truncated_std
+        assert np.mean(np.abs(values) > 0.04) < 1e-3 and abs(values.std() - truncated_std) < 0.05 * truncated_std
     assert not keras.ops.convert_to_numpy(block.intermediate_dense.bias).any()
     assert np.all(keras.ops.convert_to_numpy(block.output_layer_norm.gamma) == 1)
 
