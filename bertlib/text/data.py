@@ -227,6 +227,19 @@ def pretraining_batches(arrays, batch_size, masker, seed=0, shuffle=True, repeat
     return batches()
 
 
+def check_readers(readers, num_shards, batch_size):
+    """A ValueError naming the numbers when `stream_tfrecords` cannot deal `num_shards` shards to `readers`
+    readers or split a batch of `batch_size` into their equal blocks."""
+    if not isinstance(readers, int) or isinstance(readers, bool) or readers < 1:
+        raise ValueError(f"readers={readers!r} must be a positive integer.")
+    if num_shards < readers:
+        raise ValueError(f"{num_shards} shard(s) cannot be dealt to {readers} readers (one reader per process "
+                         f"reads a share of the shards): write at least {readers} shards (bertlib data "
+                         f"--num-shards {readers}) or read with fewer (bertlib pretrain --stream-readers).")
+    if batch_size % readers:
+        raise ValueError(f"batch_size={batch_size} does not split into {readers} readers' equal blocks.")
+
+
 def _batch_rows(rows, batch_size):
     """`(start, stop, batch_rows)` for a pipeline's `rows`: the whole batch for None; the masker's `batch_rows`
     (None for the whole batch); a ValueError for rows that are not a slice of the batch."""
@@ -443,7 +456,7 @@ def read_tfrecords(path):
 
 
 def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_window=10_000, cycle_length=4,
-                     rows=None):
+                     rows=None, readers=1):
     """Pretraining batches streamed from TFRecord shards, for corpora larger than host memory.
 
     It reads like the original run_pretraining.py: every epoch visits the shards in a new order and reads
@@ -457,7 +470,13 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
     skipping n batches of raw records before any parsing or masking: about 3 microseconds a record on
     this project's CPU (`bench/pipeline.py`), so a resume deep into a long run costs minutes, not hours.
     `rows=(start, stop)` parses and masks only those rows of every batch (one process's share of each global
-    batch); the raw records of the whole batch are still read, since the shuffle mixes every shard.
+    batch).
+
+    `readers=N` deals the sorted shards to N readers (shard i to reader i % N); each reads its own shards as above
+    and fills its block of `batch_size / N` rows of every batch. A pipeline with `rows` opens only the shards of the
+    readers whose blocks hold its rows, so with one reader per process each host reads 1/N of the corpus, and the
+    batches depend on `readers`, not on how many processes build them. With one reader (the default) every batch
+    draws from all shards, and every process reads them all.
     """
     import tensorflow as tf
 
@@ -467,8 +486,9 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
                          "non-negative (the last three positive).")
     start, stop, batch_rows = _batch_rows(rows, batch_size)
     files = tfrecord_files(path)
+    check_readers(readers, len(files), batch_size)
+    first, last = start // (batch_size // readers), (stop - 1) // (batch_size // readers)  # the readers of the rows
     spec = tfrecord_spec(files)
-    files = tf.constant(files)
     if masker is None and TFRECORD_NAMES["mask_ids"] not in spec:
         raise ValueError(f"The TFRecords at {path} hold no static mask; pass a masker.")
     seq_length = spec[TFRECORD_NAMES["token_ids"]].shape[0]
@@ -479,14 +499,25 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
             key = tf.random.experimental.stateless_fold_in(key, value)
         return tf.gather(values, tf.random.experimental.stateless_shuffle(tf.range(tf.shape(values)[0]), key))
 
-    def epoch_records(epoch):  # every record once, shards in a new order, windows of records permuted
-        records = tf.data.Dataset.from_tensor_slices(permuted(files, epoch)).interleave(
-            tf.data.TFRecordDataset, cycle_length=cycle_length)
-        windows = records.batch(shuffle_window).enumerate()
-        return windows.map(lambda index, window: permuted(window, epoch, index)).unbatch()
+    def reader_records(reader):  # endless; one reader: every shard, and the salts of the stream before readers
+        shards = tf.constant(files[reader::readers])
+        salt = () if readers == 1 else (readers, reader)
+
+        def epoch_records(epoch):  # every record once, shards in a new order, windows of records permuted
+            records = tf.data.Dataset.from_tensor_slices(permuted(shards, epoch, *salt)).interleave(
+                tf.data.TFRecordDataset, cycle_length=cycle_length)
+            windows = records.batch(shuffle_window).enumerate()
+            return windows.map(lambda index, window: permuted(window, epoch, index, *salt)).unbatch()
+
+        return tf.data.Dataset.counter().flat_map(epoch_records).batch(batch_size // readers, drop_remainder=True)
+
+    offset = first * batch_size // readers  # the first row of the blocks read
+    blocks = [reader_records(reader) for reader in range(first, last + 1)]
+    dataset = blocks[0] if len(blocks) == 1 else tf.data.Dataset.zip(tuple(blocks)).map(
+        lambda *parts: tf.concat(parts, axis=0))
 
     def make_batch(batch_number, records):
-        features = _parse_records(records[start:stop], spec)
+        features = _parse_records(records[start - offset:stop - offset], spec)
         if masker is not None:
             features = {key: value for key, value in features.items() if key not in MASK_KEYS}
             features.update(masker(tf.ensure_shape(features["token_ids"], (stop - start, seq_length)),
@@ -494,7 +525,6 @@ def stream_tfrecords(path, batch_size, masker, seed=0, start_batch=0, shuffle_wi
         return {key: tf.cast(value, tf.float32 if key == "mask_weights" else tf.int32)
                 for key, value in features.items()}
 
-    dataset = tf.data.Dataset.counter().flat_map(epoch_records).batch(batch_size, drop_remainder=True)
     dataset = dataset.enumerate().skip(start_batch)  # raw records only: no parsing, no masking
     dataset = dataset.map(make_batch, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(input_options())

@@ -40,9 +40,10 @@ def load_documents(corpus):
     return corpora.text_files(names)
 
 
-def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
+def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False, readers=1, batch_size=None):
     """One source per sequence length: `arrays` built from documents or read from `tfrecords:DIR[,LONG_DIR]`,
-    or with `stream` a `{"tfrecords": DIR, "static_mask": bool}` that `phase_batches` streams."""
+    or with `stream` a `{"tfrecords": DIR, "static_mask": bool}` that `phase_batches` streams with `readers`
+    readers (checked here against the shards and `batch_size`, before any training)."""
     from bertlib.text import data
 
     names = check_corpus(corpus)
@@ -55,7 +56,9 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
         result = []
         for folder, seq_length in zip(folders, seq_lengths):
             if stream:  # the sequence length is checked on the first example; the rest is read while training
-                spec = data.tfrecord_spec(data.tfrecord_files(folder))
+                files = data.tfrecord_files(folder)
+                data.check_readers(readers or 1, len(files), batch_size or (readers or 1))
+                spec = data.tfrecord_spec(files)
                 stored_length = spec[data.TFRECORD_NAMES["token_ids"]].shape[0]
                 arrays = {"tfrecords": folder, "static_mask": data.TFRECORD_NAMES["mask_ids"] in spec}
             else:
@@ -77,18 +80,19 @@ def phase_arrays(corpus, tokenizer, seq_lengths, seed, stream=False):
             for seq_length in seq_lengths]
 
 
-def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence, rows=None):
+def phase_batches(source, batch_size, masker, seed, start_batch, next_sentence, rows=None, readers=1):
     """What `fit` trains one phase on, from a `phase_arrays` source: a tf.data pipeline of the examples in memory
     or streamed from TFRecords, or, where TensorFlow is not installed, `data.pretraining_batches` (numpy, the same
     batches in another shuffled order), each mapped by `pretraining_batch`. `rows=(start, stop)`: only those rows
-    of every batch, built and masked as in the whole batch (a process's share, `distribute.process_rows`)."""
+    of every batch, built and masked as in the whole batch (a process's share, `distribute.process_rows`);
+    `readers`: how many readers a stream deals its shards to (`data.stream_tfrecords`; 0 counts as 1)."""
     from bertlib.model.inputs import pretraining_batch
     from bertlib.text import data
 
     for_fit = functools.partial(pretraining_batch, next_sentence=next_sentence)
     if "tfrecords" in source:
         dataset = data.stream_tfrecords(source["tfrecords"], batch_size, masker, seed=seed, start_batch=start_batch,
-                                         rows=rows)
+                                         rows=rows, readers=readers or 1)
     elif not data.has_tensorflow():
         batches = data.pretraining_batches(source, batch_size, masker, seed=seed, start_batch=start_batch,
                                            rows=rows)

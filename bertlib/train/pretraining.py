@@ -113,6 +113,9 @@ class PretrainSettings:
     vocab: str | None = setting(None, "vocab.txt (default: the real uncased BERT vocabulary)")
     stream: bool = setting(False, "with tfrecords:DIR, stream the shards instead of loading them into memory",
                            resume=True)
+    stream_readers: int = setting(0, "with --stream: deal the shards to N readers, each filling 1/N of every batch, "
+                                  "so that a process reads only its readers' shards (0: one per process)",
+                                  resume=True)
     seed: int = setting(0, "seed of the weights, NSP pairs, shuffling and masks", resume=True)
     checkpoint_dir: str | None = setting(None, "checkpoints, TensorBoard logs and the final .keras files; a "
                                          "folder with a checkpoint is resumed")
@@ -158,6 +161,10 @@ class PretrainSettings:
                               self.mask_token_rate + self.random_token_rate, 0, 1,
                               rule="they are shares of the same selected tokens")
         settings.check_int(owner, "seed", self.seed, 0)
+        settings.check_int(owner, "stream_readers", self.stream_readers, 0)
+        if self.stream_readers and (not self.stream or self.batch_size % self.stream_readers):
+            raise ValueError(f"{owner}.stream_readers={self.stream_readers} needs stream=True (--stream) and a "
+                             f"batch_size ({self.batch_size}) it divides.")
         from bertlib.model.config import BertConfig
 
         settings.check_choice(owner, "preset", self.preset, BertConfig.preset_names())
@@ -273,6 +280,8 @@ def _pretrain(run, processes, tokenizer, config, on_progress, verbose):
         if folder is not None:
             _hold_folder(stack, folder, processes)
         placement = stack.enter_context(_placement(run))  # the whole run inside: build, restore and fit
+        if run.stream and not run.stream_readers:  # one reader per process, recorded: a resume reads the same
+            run = dataclasses.replace(run, stream_readers=placement.processes)
         stack.enter_context(_dtype_policy(run.precision, placement))
         model_name = _describe(config) if config is not None else run.preset
         tokenizer = tokenizer or run.tokenizer()
@@ -288,7 +297,7 @@ def _pretrain(run, processes, tokenizer, config, on_progress, verbose):
         if processes is not None:
             _check_same_run(processes, run, fingerprint, latest)
         sources = phase_arrays(run.corpus, tokenizer, [length for length, _, _ in run.phase_plan], run.seed,
-                               run.stream)
+                               run.stream, run.stream_readers, run.batch_size)
         pretrainer = build_pretrainer(run, config, progress.schedule, placement)
         start_step = checkpointing.restore(pretrainer, latest)
         if say:
@@ -441,7 +450,7 @@ def train_phases(pretrainer, run, sources, tokenizer, start_step, progress, call
         # Over several processes, each builds and masks only its rows of every global batch.
         dataset = phase_batches(source, run.batch_size, masker, seed=run.seed + index,
                                 start_batch=first - phase_start, next_sentence=run.next_sentence,
-                                rows=distribute.process_rows(placement, run.batch_size))
+                                rows=distribute.process_rows(placement, run.batch_size), readers=run.stream_readers)
         if distribute.is_tpu(placement) and hasattr(dataset, "element_spec"):  # numpy batches: static by design
             distribute.check_static_shapes(dataset)
         progress.start_phase(index, seq_length, first, phase_end)

@@ -442,3 +442,42 @@ def test_cli_writes_shards_and_prints_a_json_summary(tmp_path, capsys):
     assert data.run(parser.parse_args([*arguments, "--overwrite"])) == 0
     assert sorted(path.name for path in out.iterdir()) == [f"pretraining-0000{k}-of-00002.tfrecord" for k in (0, 1)]
     assert len(data.read_tfrecords(out)["token_ids"]) == json.loads(capsys.readouterr().out)["instances"]
+
+
+def test_readers_split_each_batch_and_a_process_opens_only_its_readers_shards(arrays, masker, tmp_path):
+    """`readers=2` (one reader per process of a two-host run): reader r reads shards r, r + 2, ... and fills its half
+    of every batch. A process's rows are then the same rows, masks included, as in the whole batch, and it opens
+    only its reader's shards: with the other reader's shards made unreadable it still reads all of its batches,
+    while the other half fails on them. No row comes twice within an epoch."""
+    count = len(arrays["token_ids"])
+    indexed = dict(arrays, next_sentence_labels=np.arange(count, dtype=np.int32))
+    paths = data.write_tfrecords(indexed, tmp_path, num_shards=4)
+
+    def batches(steps=6, **options):
+        dataset = data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16, readers=2, **options)
+        return [{key: value.numpy() for key, value in batch.items()} for batch in dataset.take(steps)]
+
+    whole = batches(steps=count // 8)  # within each reader's first epoch
+    labels = np.concatenate([batch["next_sentence_labels"] for batch in whole])
+    assert len(set(labels)) == len(labels)  # no row twice
+    for batch in whole:  # write_tfrecords puts row i in shard i % 4: the first half from shards 0 and 2, the second
+        assert set(batch["next_sentence_labels"][:4] % 2) == {0} and set(batch["next_sentence_labels"][4:] % 2) == {1}
+    halves = [batches(rows=rows) for rows in ((0, 4), (4, 8))]
+    for index, full in enumerate(whole[:6]):
+        for (start, stop), part in zip(((0, 4), (4, 8)), halves):
+            for key in full:
+                np.testing.assert_array_equal(part[index][key], full[key][start:stop], err_msg=key)
+    one_reader = data.stream_tfrecords(tmp_path, 8, masker, seed=3, shuffle_window=16)
+    assert not np.array_equal(next(iter(one_reader))["next_sentence_labels"].numpy(), labels[:8])
+
+    for path in paths[1::2]:  # reader 1's shards: not TFRecords any more
+        path.write_bytes(b"not a record" * 100)
+    again = batches(rows=(0, 4))
+    assert all(np.array_equal(a[key], b[key]) for a, b in zip(again, halves[0]) for key in a)
+    with pytest.raises(tf.errors.DataLossError):
+        batches(rows=(4, 8))
+
+    with pytest.raises(ValueError, match=r"4 shard\(s\) cannot be dealt to 8 readers.*--num-shards 8.*--stream-readers"):
+        data.stream_tfrecords(tmp_path, 8, masker, readers=8)
+    with pytest.raises(ValueError, match="batch_size=6 does not split into 4 readers"):
+        data.stream_tfrecords(tmp_path, 6, masker, readers=4)

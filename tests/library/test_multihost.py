@@ -264,6 +264,40 @@ def test_two_processes_pretrain_as_one_process_with_two_devices_stop_together_an
 
 
 @pytest.mark.slow
+def test_two_processes_stream_each_its_share_of_the_shards_as_one_process_reads_them(tmp_path):
+    """Streamed from TFRecords, each of two processes reads its own reader's shards (one reader per process, the
+    default), and the run's numbers are those of one process with two devices reading with two readers
+    (`--stream-readers 2`): the readers, not the processes, decide the batches."""
+    pytest.importorskip("jax")
+    from bertlib.text import corpora, data
+    from bertlib.text.tokenizer import WordPieceTokenizer
+
+    args = _pretrain_args(tmp_path, tmp_path / "unused", steps=12)
+    corpus, vocab = args[args.index("--corpus") + 1], args[args.index("--vocab") + 1]
+    arrays = data.build_pretraining_arrays(corpora.text_files([corpus]), WordPieceTokenizer.from_vocab_file(vocab),
+                                           max_seq_length=32, seed=1)
+    data.write_tfrecords(arrays, tmp_path / "shards", num_shards=4)
+    args[args.index("--corpus") + 1] = f"tfrecords:{tmp_path / 'shards'}"
+    args += ["--stream"]
+    folder = args.index("--checkpoint-dir") + 1
+    reference = subprocess.run(
+        [sys.executable, "-m", "bertlib.cli", *args[:folder], str(tmp_path / "one"), *args[folder + 1:],
+         "--stream-readers", "2"], capture_output=True, text=True, cwd=REPO, timeout=400,
+        env=_environment(tmp_path, XLA_FLAGS="--xla_force_host_platform_device_count=2"))
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    one = _summary(reference.stdout)
+    args[folder] = str(tmp_path / "two")
+    results = _finish(tmp_path, _start_two(tmp_path, args, "stream"), "stream")
+    for code, out, err in results:
+        assert code == 0, err
+        two = _summary(out)
+        assert two["processes"] == 2 and two["step"] == 12
+        for key in ("loss", "mlm_loss", "nsp_loss"):
+            assert two[key] == pytest.approx(one[key], rel=1e-4), key
+    assert json.loads((tmp_path / "two" / "latest.json").read_text())["settings"]["stream_readers"] == 2
+
+
+@pytest.mark.slow
 def test_bad_set_ups_are_told_in_one_line_before_any_training(tmp_path):
     """A coordinator nobody runs, and two processes started with different settings: each process ends with one
     line naming the problem, before any data is built or step compiled."""

@@ -332,6 +332,16 @@ def test_streamed_tfrecords_resume_after_a_crash_like_an_unbroken_run(small_run,
         pretraining.pretrain(checkpoint_dir=str(tmp_path / "run"), **{**run, "stream": False, "steps": 30})
     with pytest.raises(ValueError, match="tfrecords"):
         pretraining.pretrain(**{**run, "corpus": small_run["corpus"]})
+    # One process reads with one reader unless told (recorded, so a resume reads the same), and another count of
+    # readers deals the shards differently: another run. More readers than shards is refused before any step.
+    assert json.loads((tmp_path / "run" / "latest.json").read_text())["settings"]["stream_readers"] == 1
+    with pytest.raises(ValueError, match="stream_readers"):
+        pretraining.pretrain(checkpoint_dir=str(tmp_path / "run"), **{**run, "stream_readers": 2, "steps": 30})
+    with pytest.raises(ValueError, match=r"3 shard\(s\) cannot be dealt to 4 readers"):
+        pretraining.pretrain(checkpoint_dir=str(tmp_path / "four"), **{**run, "stream_readers": 4})
+    assert not list((tmp_path / "four").glob("ckpt-*"))
+    with pytest.raises(ValueError, match="stream_readers=2 needs stream=True"):
+        pretraining.PretrainSettings(corpus="python-docs", stream_readers=2)
 
 
 @pytest.mark.slow
