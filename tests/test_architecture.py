@@ -104,14 +104,9 @@ def test_the_library_has_no_module_outside_its_layers():
 
 
 # --- each package's tests need that package (and those below it), not the ones above it ---------------------------
-# tests/library runs with the library and its dev extra alone; tests/coursekit without the course.
+# tests/library runs with the library and its dev extra alone; tests/coursekit without the course (its notebooks'
+# checks and hooks are those of its own toy course, tests/coursekit/toycourse). No exceptions.
 TESTS_MAY_NOT_IMPORT = {"library": {"bertlib_course", "coursekit"}, "coursekit": {"bertlib_course"}}
-# Test files of the course kit that still exercise it on this course (its checks, hooks or runtime catalogue), with
-# what they use; each is a debt: its tests move to tests/course, or onto a fixture course of the kit's own.
-TESTS_ALLOWED = {
-    "tests/coursekit/test_grading_sandbox.py": "bertlib_course.checks: the file a hostile kernel tries to rewrite is "
-                                               "the checks module the toy notebook's check cells import",
-}
 TEST_FILES = sorted((folder, path) for folder in TESTS_MAY_NOT_IMPORT for path in (ROOT / "tests" / folder).rglob("*.py"))
 
 
@@ -123,15 +118,8 @@ def _test_imports_across(folder, path):
                          ids=lambda value: str(value.relative_to(ROOT)) if isinstance(value, Path) else "")
 def test_a_packages_tests_import_no_package_above_it(folder, path):
     wrong = _test_imports_across(folder, path)
-    if str(path.relative_to(ROOT)) in TESTS_ALLOWED:
-        return
     assert not wrong, (f"{path.relative_to(ROOT)} imports {wrong}: tests/{folder} must run without "
                        f"{sorted(TESTS_MAY_NOT_IMPORT[folder])} (move the test to the tests of the package it needs)")
-
-
-def test_every_allowed_test_import_is_still_needed():
-    paid = [name for name in TESTS_ALLOWED if not _test_imports_across(name.split("/")[1], ROOT / name)]
-    assert not paid, f"no longer importing what TESTS_ALLOWED says: drop them from it: {paid}"
 
 
 # --- function length: no function over 80 lines (STYLE's habits: small functions that read as named steps) -------

@@ -122,3 +122,20 @@ def runtime_catalogue(lang):
     """The `.po` of the course's runtime strings in `lang` (check messages, figure and hint texts): `coursekit i18n`
     checks that every figure text of the notebooks has its Chinese there, and compiles it to the `.mo` beside it."""
     return messages.catalogue_path(lang)
+
+
+# The course's checks (`bertlib_course.checks`) and the arguments of each that a learner reads in its ✔/✘ line:
+# (positional indexes, keywords). `coursekit i18n` extracts their texts for the runtime catalogue.
+CHECK_ARGUMENTS = {
+    "check_equal": ((0,), ("name", "hint")), "check_close": ((0,), ("name", "hint")),
+    "check_rounded": ((0,), ("name", "hint")), "check_shape": ((0,), ("name", "hint")),
+    "check_array_close": ((0,), ("name", "hint")), "check_digest": ((0,), ("name", "hint")),
+    "check_true": ((0, 2, 3), ("name", "expected_text", "got_text", "hint")),
+    "check_function": ((0,), ("name", "hint")), "checked_call": ((0,), ("name", "hint")),
+    "check_raises": ((0,), ("name", "hint")), "check_compiled_step": ((0,), ("name", "hint")),
+}
+
+
+def check_arguments():
+    """The kit's hook: `CHECK_ARGUMENTS`."""
+    return CHECK_ARGUMENTS

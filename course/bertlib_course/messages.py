@@ -16,9 +16,11 @@ says the same thing in both. What the learner reads is chosen at run time:
   of `check_true`): the catalogue's entry whose msgid is that English as the notebook's cell writes it, looked up
   before `bertlib_course.checks` puts it into a message of `MESSAGES`. Only a text that a cell formatted itself
   (an f-string name) is matched against the catalogue's templates, its fields kept as they came.
-- `translate(text)` gives the Chinese of an English string of the course's figures and explorers (a plot title or
-  label, a widget's text) listed in the course's catalogue, the English unchanged when it is not listed or the
-  language is English.
+- `formatted(template, **fields)` gives a template of the course's own code (an explorer's caption, a widget's
+  label: "head {h}") in that language, looked up before its fields are filled.
+- `translate(text)` gives the Chinese of an English string of the course's figures listed in the course's catalogue
+  (a plot title or label the chapter hands in, perhaps formatted by the chapter's code), the English unchanged when
+  it is not listed or the language is English.
 - `use_plot_language(lang)` (called by `course.set_plot_style`) gives matplotlib a CJK font for the Chinese edition,
   whose figure text the chapters mark with `_()` where they write it (and this package's own plotting code passes
   through `translate`); with no CJK font on the machine it says how to install one. Nothing of matplotlib is
@@ -41,6 +43,7 @@ import re
 import stat
 import sys
 import threading
+import unicodedata
 import warnings
 from pathlib import Path
 
@@ -240,8 +243,54 @@ def message(key, lang=None, **fields):
 def chapter_text(english, lang=None):
     """`english` in `lang` (default `language()`): the catalogue's figure or hint string (the entry without msgctxt
     whose msgid is `english`), or `english` itself in English and where there is no such entry. What a chapter's
-    `_()` calls (`bertlib_course._`): a template comes back unfilled, `_("head {head}").format(head=3)`."""
-    return catalogue().gettext(english) if (lang or language()) == "zh" else english
+    `_()` calls (`bertlib_course._`): a template comes back unfilled, `_("head {head}").format(head=3)`. The Chinese
+    comes as a `DisplayText`, so a chapter's column (`f"{_(name):>9}"`) lines up by display width."""
+    return DisplayText(catalogue().gettext(english)) if (lang or language()) == "zh" else english
+
+
+def formatted(english, lang=None, **fields):
+    """`english`, a template the catalogue lists (an entry without msgctxt: "head {h}"), in `lang` (default
+    `language()`), its fields filled: the lookup comes before the formatting, as gettext's `_("head {h}").format(h=3)`,
+    so a field's text is never matched against a template. A field whose text is itself a listed string is looked up
+    by the caller first (`formatted("layer {layer}, {head}, ...", head=formatted("head {h}", h=3))`). A translation
+    that cannot be filled with the English's fields (a field the English lacks, a stray brace, a spec its value
+    refuses) gives the English filled in: nothing the catalogue holds can break an explorer."""
+    try:
+        return chapter_text(english, lang).format(**fields)
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError):
+        return english.format(**fields)
+
+
+def columns(text):
+    """How many columns of a terminal or a notebook's monospaced output `text` takes: a wide (CJK) character two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+
+
+# A string's format spec as `DisplayText` pads it: [[fill]align][width], and `s` or nothing.
+TEXT_SPEC = re.compile(r"(?:(?P<fill>.)?(?P<align>[<>^]))?(?P<width>\d+)s?", re.S)
+
+
+class DisplayText(str):
+    """A translated text that a format spec with a width pads to display columns (`columns`), not characters:
+    "不变" takes four columns, so `f"{text:>9}"` puts five spaces before it and the column lines up under "[MASK]".
+    `.format` gives a `DisplayText` again, so a label composed from a template pads the same way. Any other spec
+    (a precision, no width) formats it as a plain `str`."""
+
+    __slots__ = ()
+
+    def __format__(self, spec):
+        match = TEXT_SPEC.fullmatch(spec)
+        if not match:
+            return format(str(self), spec)
+        fill, align, gap = match["fill"] or " ", match["align"] or "<", max(0, int(match["width"]) - columns(self))
+        if align == ">":
+            return fill * gap + self
+        if align == "^":
+            return fill * (gap // 2) + self + fill * (gap - gap // 2)
+        return self + fill * gap
+
+    def format(self, *args, **kwargs):
+        return DisplayText(super().format(*args, **kwargs))
 
 
 def pgettext(context, english, lang=None):

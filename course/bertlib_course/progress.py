@@ -143,7 +143,7 @@ def render(description, done, total, elapsed, final=False):
     time it took.
     """
     description = messages.translate(description) if description else ""
-    times = messages.translate(_times(done, total, elapsed, final))
+    times = _times(done, total, elapsed, final)
     if total is None:
         count = f"{done}"
         plain = " ".join(part for part in (description, count, times) if part)
@@ -161,13 +161,15 @@ def render(description, done, total, elapsed, final=False):
 
 
 def _times(done, total, elapsed, final):
-    """The English of the time part, in the catalogue's forms (`messages.translate` gives the Chinese)."""
+    """The time part in the learner's language: the catalogue's template, looked up, then filled
+    (`messages.formatted`)."""
     if final or total is None:
-        return f"{clock_time(elapsed)} elapsed"
+        return messages.formatted("{elapsed} elapsed", elapsed=clock_time(elapsed))
     if done == 0:
-        return "estimating the time left"
+        return messages.chapter_text("estimating the time left")
     left = elapsed / done * max(total - done, 0)
-    return f"{clock_time(elapsed)} elapsed, about {clock_time(left)} left"
+    return messages.formatted("{elapsed} elapsed, about {left} left", elapsed=clock_time(elapsed),
+                              left=clock_time(left))
 
 
 def clock_time(seconds):

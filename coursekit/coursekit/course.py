@@ -25,7 +25,10 @@ optional, and a missing one (or no `hooks`) gives the generic behaviour in brack
 - `kernel_environment()`: variables the kernel gets besides the kit's own [none];
 - `runtime_catalogue(lang)`: the `.po` path of the strings the course's code shows at run time (figure texts,
   hints), which `coursekit i18n` checks the notebooks' figure texts against and compiles to its `.mo` [None: not
-  checked].
+  checked];
+- `check_arguments()`: {check function name: (positions, keywords) of its arguments that are texts a learner
+  reads (a check's name, hint, expected and got texts)}, which `coursekit i18n` extracts and checks against the runtime catalogue
+  (`coursekit.i18n.checktexts`) [{}: none].
 
 The repository is `$COURSEKIT_ROOT`, else the course `using` names, else the nearest folder at or above the
 working directory whose `pyproject.toml` has that table. Outside any course the kit uses its defaults.

@@ -164,3 +164,77 @@ def test_values_in_expected_and_got_are_described_in_chinese(monkeypatch):
     assert "预期：(2, 任意, 4)" in shown
     shown = failure(checks.check_equal, "outputs", (np.zeros((2, 3)), 1), [0])
     assert "含 2 项的 tuple：形状为 (2, 3) 的数组, 1" in shown
+
+
+def test_a_name_composed_of_marked_parts_reads_chinese_throughout(monkeypatch):
+    """Exercise 3.3 names each check after its masker (`where`) and 4.6 says where a learner's pooling first goes
+    wrong (`shown`): both are marked `_()` where the cell writes them and formatted after the lookup, so no English
+    fragment is left inside a Chinese line ("[MASK] 占比 (token masker, rates ...)" was the review's line)."""
+    from bertlib_course import _
+
+    monkeypatch.setenv("BERTLIB_LANG", "zh")
+    where = _("(token masker, rates {rates})").format(rates=(0.15, 0.8, 0.1))
+    shown = failure(checks.check_close, f"[MASK] share {where}", 0.5, 0.8, atol=0.015)
+    assert shown.splitlines()[0] == "✘ [MASK] 占比（逐词元掩码器，比率 (0.15, 0.8, 0.1)） 与预期不符。"
+    mistake = _("the [CLS] vector, not the mean")
+    shown = failure(checks.check_true, "head.pool(sequence_output, padding_mask), the first step", False,
+                    _("the reference's values, shape {expected}").format(expected=(3, 8)),
+                    _("first wrong here: {shown}").format(shown=_("equal to {mistake}").format(mistake=mistake)))
+    assert "  实际：这里第一次出错：等于“[CLS] 的向量，而不是平均值”" in shown
+    assert not re.search(r"\b(masker|rates|equal|vector|mean)\b", shown), shown
+    monkeypatch.setenv("BERTLIB_LANG", "en")
+    assert _("(token masker, rates {rates})").format(rates=(0.15, 0.8, 0.1)) == "(token masker, rates (0.15, 0.8, 0.1))"
+
+
+def test_chinese_columns_line_up_by_display_width_and_english_is_unchanged(monkeypatch):
+    """Chapter 03's branch table (`f"{_(name):>9}"`), chapter 02's parameter ladder (`{label:55s}`) and chapter 08's
+    vocabulary table (a label composed with `_().format`, then `:>36`) pad what `_()` gives: in Chinese a wide
+    character takes two columns (Unicode's East Asian Width, as a terminal and a notebook's monospaced output show
+    it), so padding by characters, the review's misaligned tables, is wrong; in English `_()` gives the str itself."""
+    from bertlib_course import _
+
+    monkeypatch.setenv("BERTLIB_LANG", "zh")
+    rows = [f"{_(name):>9}：" for name in ("[MASK]", "unchanged", "random")]
+    assert [messages.columns(row) for row in rows] == [11, 11, 11], rows
+    assert rows[1] == "     不变：" and [f"{_(name):<9}|" for name in ("unchanged",)] == ["不变     |"]
+    label = _("{size} (Python docs, {learned} learned)").format(size="250", learned="250")
+    assert messages.columns(f"{label:>36}") == 36 and f"{label:>36}".endswith(label)
+    assert f"{_('unchanged'):^8}" == "  不变  " and f"{_('unchanged'):.1}" == "不"  # a precision: str's own
+    monkeypatch.setenv("BERTLIB_LANG", "en")
+    assert type(_("unchanged")) is str and f"{_('unchanged'):>11}" == "  unchanged"
+
+
+class _Sample:
+    """A field value any format spec accepts (`:3d`, `:.1%`, `:>9`), shown as its field's name in angle brackets."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __format__(self, spec):
+        return f"<{self.name}>"
+
+    __str__ = __repr__ = lambda self: f"<{self.name}>"  # a `!s` or `!r` conversion
+
+
+def test_every_catalogue_template_fills_through_formatted_without_crashing(monkeypatch):
+    """`messages.formatted` (an explorer's caption, the progress line) looks a template up, then fills it: for every
+    translated entry without msgctxt, filled with a value per field of its English, the result is the Chinese with
+    each field replaced (or, where the Chinese cannot take the English's fields, the English filled), never an
+    exception and never a brace left for a field."""
+    monkeypatch.setenv("BERTLIB_LANG", "zh")
+    broken = []
+    for english, chinese in translated_entries().items():
+        names = set(FIELD.findall(english)) | {match.group(1) for match in messages.FIELD.finditer(english)}
+        if not messages.FIELD.search(english):
+            continue
+        try:
+            shown = messages.formatted(english, **{name: _Sample(name) for name in names})
+            assert not messages.FIELD.search(shown), shown
+            if set(messages.FIELD.findall(chinese)) <= names and "{{" not in chinese:
+                assert shown == messages.FIELD.sub(lambda match: f"<{match.group(1)}>", chinese), shown
+        except Exception as error:  # noqa: BLE001 - collected, so one run names every broken entry
+            broken.append(f"{english[:70]!r}: {type(error).__name__}: {error}")
+    assert broken == []
+    assert messages.formatted("head {h}", h=3) == "头 3"
+    monkeypatch.setenv("BERTLIB_LANG", "en")
+    assert messages.formatted("head {h}", h=3) == "head 3"

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import warnings
+from pathlib import Path
 
 import matplotlib
 import nbformat
@@ -21,10 +22,10 @@ from matplotlib.ft2font import FT2Font  # noqa: E402
 from bertlib_course import kit as course_kit  # noqa: E402
 from bertlib_course import messages  # noqa: E402
 from bertlib_course.checks import answer_digest  # noqa: E402
+from coursekit import course as kit_course  # noqa: E402
 from coursekit import exercises, grading, i18n  # noqa: E402
-from coursekit.grading import sandbox  # noqa: E402
+from coursekit.grading import autograder, checker, sandbox  # noqa: E402
 from tests.coursekit.test_exercises import (  # noqa: E402
-    REPOSITORY,
     TOY_CATALOGUE,
     TOY_NAME,
     exercise_cell,
@@ -34,8 +35,13 @@ from tests.coursekit.test_exercises import (  # noqa: E402
     write_toy_course,
 )
 from tests.coursekit.test_grading import by_exercise, private_run_registry, read_csv  # noqa: E402, F401 (a fixture)
+from tests.coursekit.test_grading_in_kernel import run_check  # noqa: E402
 from tests.coursekit.test_i18n import CHAPTERS, REPO, copy_chapters  # noqa: E402
+from tools.repo_paths import REPO_ROOT as REPOSITORY  # noqa: E402
 from tools.repo_paths import shared_path  # noqa: E402
+
+# The kit's toy notebooks (tests/coursekit/test_exercises.py), written for this course: its metadata key and checks.
+BERT_TOY = {"key": "bertlib", "checks": "bertlib_course.checks"}
 
 
 @pytest.fixture()
@@ -47,7 +53,7 @@ def course(tmp_path):
 @pytest.fixture(scope="module")
 def toy_solutions(tmp_path_factory):
     """test_grading's toy solutions folder (solutions/03_toy.ipynb, which needs nothing of the machine)."""
-    return write_toy_course(tmp_path_factory.mktemp("course"))
+    return write_toy_course(tmp_path_factory.mktemp("course"), **BERT_TOY)
 
 
 # --- grading: what the notebooks need on the grading machine (issue 38): refused up front, or rows that blame the
@@ -181,14 +187,14 @@ def machine_course(root):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [
         nbformat.v4.new_code_cell("from bertlib.io import downloads\nfrom bertlib_course.checks import check_close, done"),
-        exercise_cell("### BEGIN SOLUTION\nsquare = 3.0 ** 2\n### END SOLUTION", "9.1", "solution"),
-        exercise_cell('check_close("square", square, 9.0)\ndone("9.1")', "9.1", "check"),
+        exercise_cell("### BEGIN SOLUTION\nsquare = 3.0 ** 2\n### END SOLUTION", "9.1", "solution", "bertlib"),
+        exercise_cell('check_close("square", square, 9.0)\ndone("9.1")', "9.1", "check", "bertlib"),
         nbformat.v4.new_code_cell('task = "wnli"  # a name the preflight cannot read\n'
                                   "wnli_dir = downloads.find(task, download=False)\nvalues = [1.0, 2.0, 3.0]"),
-        exercise_cell("### BEGIN SOLUTION\nmean = sum(values) / len(values)\n### END SOLUTION", "9.2", "solution"),
-        exercise_cell('check_close("mean", mean, 2.0)\ndone("9.2")', "9.2", "check"),
-        exercise_cell("### BEGIN SOLUTION\ndouble = 2 * 2\n### END SOLUTION", "9.3", "solution"),
-        exercise_cell('check_close("double", double, 4.0)\ndone("9.3")', "9.3", "check"),
+        exercise_cell("### BEGIN SOLUTION\nmean = sum(values) / len(values)\n### END SOLUTION", "9.2", "solution", "bertlib"),
+        exercise_cell('check_close("mean", mean, 2.0)\ndone("9.2")', "9.2", "check", "bertlib"),
+        exercise_cell("### BEGIN SOLUTION\ndouble = 2 * 2\n### END SOLUTION", "9.3", "solution", "bertlib"),
+        exercise_cell('check_close("double", double, 4.0)\ndone("9.3")', "9.3", "check", "bertlib"),
     ]
     (root / "solutions").mkdir()
     path = root / "solutions" / "09_machine.ipynb"
@@ -237,7 +243,7 @@ def test_public_checks_and_hidden_tests_agree_on_every_answer(tmp_path, capsys):
     A wrong answer that only the hidden tests reject, and a right answer (the value unrounded where the question
     says "2 decimals") that the hidden tests reject, are both reported; so is a stated rounding with no such right
     answer in the catalogue."""
-    nb = toy_solution_notebook()
+    nb = toy_solution_notebook(**BERT_TOY)
     nb.cells[7].source = '### BEGIN SOLUTION\nmean_of_squares = round(float(np.mean(np.arange(5) ** 2)) / 7, 2)\n### END SOLUTION'
     nb.cells[6:7] = [new_markdown_cell("**Exercise 3.2.** The mean of the squares over 7, a float (2 decimals).")]
     nb.cells[8].source = ('check_shape("mean_of_squares", mean_of_squares, ())  # a number: all the public part sees\n'
@@ -552,3 +558,135 @@ def test_one_chinese_notebook_runs_whole_in_its_language(tmp_path):
     lang = "zh" if "bertlib_course.messages" in inspect.getsource(checks) else "en"
     for exercise_id in exercise_ids:
         assert messages.message("exercise_passed", lang=lang, exercise_id=exercise_id) in printed
+
+
+# --- exercises: the shipped learner copies and catalogues, read by the kit (from tests/coursekit/test_exercises.py)
+
+def test_every_learner_notebook_of_the_course_is_valid_python():
+    """The old exercises/03 cell 17, 04 cell 16 and 08 cell 19 put a `raise` inside a dict literal."""
+    import ast
+
+    notebooks = sorted((REPOSITORY / "exercises").glob("*.ipynb"))
+    assert len(notebooks) == 8
+    for path in notebooks:
+        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "code":
+                source = exercises.runnable_code("".join(cell["source"]))
+                try:
+                    ast.parse(source)
+                except SyntaxError as error:
+                    pytest.fail(f"{path.name}, cell {index}: {error}")
+
+
+def test_learner_copies_show_the_statements_and_hold_no_closed_book_answers():
+    """Old copies: 3.5's statements were inside the solution region, 1.4's answers in plain text in its check."""
+    texts = {path.name[:2]: path.read_text(encoding="utf-8") for path in (REPOSITORY / "exercises").glob("*.ipynb")}
+    assert "each word would see itself" in texts["03"] and "random replacement touches 1.5%" in texts["03"]
+    assert "NSP is useful" in texts["08"] and '\\"QNLI\\", \\"MNLI\\"' in texts["04"]
+    for chapter, answer in (("01", "88.5"), ("01", "77.8"), ("02", "(110, 340)"), ("03", "[True, False, True, False, True]"),
+                            ("04", "84.9"), ("06", "best_additive_xor_accuracy(), 0.75"), ("08", "82.1 - 75.1"), ("08", "0.30812")):
+        assert answer not in texts[chapter], f"{answer} is readable in exercises/{chapter}"
+    assert all("BEGIN HIDDEN TESTS" not in text for text in texts.values())
+
+
+def test_every_exercise_has_a_catalogue_of_at_least_three_wrong_answers():
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        catalogue = exercises.load_wrong_answers(exercises.wrong_answers_path(path))
+        found = exercises.exercise_cells(exercises.read_notebook(path))
+        assert set(catalogue) == set(found), path.name
+        assert all(len(answers) >= exercises.MIN_WRONG_ANSWERS for answers in catalogue.values()), path.name
+
+
+def test_the_shipped_check_cells_call_learner_code_only_through_a_wrapper_and_never_share_a_name():
+    """The shipped half of tests/coursekit's test_check_cells_call_learner_code_only_through_a_wrapper (issue 38)."""
+    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
+        nb = exercises.read_notebook(path)
+        assert exercises.unwrapped_calls(nb, path.name) == []
+        assert exercises.duplicate_check_names(nb, path.name) == []
+
+
+# --- grading: the compiled-step check (bertlib_course.exercise_refs) runs in the learner's kernel
+# (from tests/coursekit/test_grading_in_kernel.py; the kit's own in-kernel tests stay there, on its toy course)
+
+KERAS_SOLUTION = """import keras
+from keras import ops
+
+
+class Doubler(keras.layers.Layer):
+    def call(self, x):
+        ### BEGIN SOLUTION
+        return ops.multiply(x, 2.0)
+        ### END SOLUTION"""
+NUMPY_ANSWER = "return ops.convert_to_tensor(np.asarray(x) * 2.0)"
+CHECK = """from bertlib_course.checks import check_array_close, checked_call
+from bertlib_course.exercise_refs import check_compiled_step
+
+x = np.linspace(-1.0, 1.0, 24, dtype="float32").reshape(2, 3, 4)
+check_array_close("Doubler()(x)", checked_call("Doubler()(x)", lambda: np.asarray(Doubler()(x))), 2 * x)
+check_compiled_step("Doubler", Doubler, (x,), hint="keras.ops only")
+done("3.1")"""
+
+
+@pytest.mark.parametrize("answer, passes", [("ops.multiply(x, 2.0)", True), (NUMPY_ANSWER, False)])
+def test_the_compiled_step_runs_in_the_kernel_and_fails_a_numpy_answer(answer, passes):
+    learner = "import numpy as np\n" + KERAS_SOLUTION.replace("ops.multiply(x, 2.0)", answer.removeprefix("return "))
+    error, output = run_check(learner, "import numpy as np\n" + CHECK.replace('done("3.1")', ""))
+    if passes:
+        assert error is None and "✔ Doubler in a compiled training step" in output, (error, output)
+    else:
+        assert isinstance(error, AssertionError), (error, output)
+        assert "Doubler in a compiled training step (model.fit on" in str(error)
+        assert "this uses numpy and cannot run inside a compiled training step" in str(error), str(error)
+        assert "✔ Doubler()(x)" in output  # the values passed: only the compiled step rejects it
+
+
+def test_a_failed_stub_in_the_kernel_is_not_attempted_and_an_unsendable_name_is_a_grader_fault():
+    stub = "import keras\n\nclass Doubler(keras.layers.Layer):\n    def call(self, x):\n        raise NotImplementedError('3.1')"
+    error, _ = run_check(stub, "from bertlib_course.exercise_refs import check_compiled_step\nimport numpy as np\n"
+                               "check_compiled_step('Doubler', Doubler, (np.ones((1, 2, 3), 'float32'),))")
+    assert isinstance(error, NotImplementedError), error
+    error, _ = run_check(KERAS_SOLUTION.replace("### BEGIN SOLUTION\n", "").replace("        ### END SOLUTION", ""),
+                         "from bertlib_course.exercise_refs import check_compiled_step\nimport numpy as np\n"
+                         "local = lambda cls: cls()\n"
+                         "check_compiled_step('Doubler', Doubler, (np.ones((1, 2, 3), 'float32'),), make=local)")
+    assert isinstance(error, checker.Unsendable), error
+
+
+@pytest.mark.slow
+def test_coursekit_grade_fails_a_numpy_keras_answer_that_passes_the_value_checks(tmp_path):
+    """End to end, in a real kernel (no sandbox: the sandbox's own tests are test_grading_sandbox's)."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell("# Chapter 3 (toy)"),
+                nbformat.v4.new_code_cell("import numpy as np\nfrom bertlib_course.checks import done"),
+                exercise_cell(KERAS_SOLUTION, "3.1", "solution", "bertlib"),
+                exercise_cell(CHECK, "3.1", "check", "bertlib")]
+    (tmp_path / "solutions").mkdir()
+    solution = tmp_path / "solutions" / "03_toy.ipynb"
+    nbformat.write(nb, str(solution))
+    nb.cells[2].source = nb.cells[2].source.replace("return ops.multiply(x, 2.0)", NUMPY_ANSWER)
+    wrong = tmp_path / "numpy" / "03_toy.ipynb"
+    wrong.parent.mkdir()
+    nbformat.write(nb, str(wrong))
+    rows = grading.grade([solution, wrong], tmp_path / "grades.csv", solutions_dir=solution.parent, timeout=180,
+                         unsafe=True)
+    outcomes = {Path(row.notebook).parent.name: row.outcome for row in rows}
+    assert outcomes["solutions"].status.value == "passed", outcomes
+    assert outcomes["numpy"].status.value == "failed", outcomes
+    assert "this uses numpy and cannot run inside a compiled training step" in outcomes["numpy"].message
+
+
+# --- the Gradescope autograder of this course (from tests/coursekit/test_grading_formats.py)
+
+def test_the_autograder_carries_this_courses_settings_and_installs_its_three_distributions(toy_solutions, tmp_path):
+    folder = autograder.write_autograder(tmp_path / "autograder", solutions_dir=toy_solutions, timeout=90,
+                                         wheels=False)
+    setup = (folder / "setup.sh").read_text()
+    assert "pip install bertlib_course" not in setup, "a course package comes as a wheel"
+    settings = kit_course.current(folder / "course")
+    repository = kit_course.current(REPOSITORY)
+    assert (settings.kernel_packages, settings.hooks, settings.metadata_key) == (
+        repository.kernel_packages, repository.hooks, repository.metadata_key)
+    assert autograder.distribution_folders(repository) == {
+        REPOSITORY / "coursekit": [REPOSITORY / "coursekit" / "coursekit"], REPOSITORY: [REPOSITORY / "bertlib"],
+        REPOSITORY / "course": [REPOSITORY / "course" / "bertlib_course"]}, "what setup.sh installs"

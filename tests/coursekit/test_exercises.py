@@ -1,6 +1,7 @@
 """Exercise notebooks generated from solution notebooks: stubs, tags, determinism, and `exercises check`.
 
-The toy solution notebook defined here (three exercises, numpy only) is also the fixture of test_grading.py.
+The toy solution notebook defined here (three exercises, numpy and the toy course's checks only) is also the fixture
+of test_grading.py. Every test here runs on the toy course (conftest.py): its metadata key and its check helpers.
 """
 
 import argparse
@@ -14,8 +15,11 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from coursekit import exercises, grading
-from tools.repo_paths import REPO_ROOT as REPOSITORY
 
+pytestmark = pytest.mark.usefixtures("toy_course_module")
+
+TOY_KEY = "toycourse"  # the toy course's metadata_key (toycourse/pyproject.toml)
+TOY_CHECKS = "toycourse.checks"  # the module of check helpers the toy notebooks import
 TOY_NAME = "03_toy.ipynb"
 TOY_POINTS = {"3.1": 1, "3.2": 2, "3.3": 1}
 
@@ -38,8 +42,8 @@ longest = int(lengths.max())
 
 
 def main(argv):
-    """`bertlib ARGV` for the exercises and grade commands, without importing every other subcommand's module."""
-    parser = argparse.ArgumentParser(prog="bertlib")
+    """`coursekit ARGV` for the exercises and grade commands, without importing every other subcommand's module."""
+    parser = argparse.ArgumentParser(prog="coursekit")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, module in (("exercises", exercises), ("grade", grading)):
         module.add_arguments(commands.add_parser(name))
@@ -47,40 +51,42 @@ def main(argv):
     return {"exercises": exercises, "grade": grading}[args.command].run(args)
 
 
-def exercise_cell(source, exercise_id, role, **extra):
-    return new_code_cell(source, metadata={"bertlib": {"exercise": exercise_id, "role": role, **extra}})
+def exercise_cell(source, exercise_id, role, key=TOY_KEY, **extra):
+    return new_code_cell(source, metadata={key: {"exercise": exercise_id, "role": role, **extra}})
 
 
-def toy_solution_notebook():
-    """Three exercises as the convention of coursekit.exercises has them, plus ordinary cells between them."""
+def toy_solution_notebook(key=TOY_KEY, checks=TOY_CHECKS):
+    """Three exercises as the convention of coursekit.exercises has them, plus ordinary cells between them; `key`
+    and `checks` are the course's metadata key and checks module (tests/course's copies use the BERT course's)."""
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [
         new_markdown_cell("# Chapter 3 (toy)"),
-        new_code_cell("import numpy as np\n\nfrom bertlib_course.checks import check_close, check_equal, check_function, "
+        new_code_cell(f"import numpy as np\n\nfrom {checks} import check_close, check_equal, check_function, "
                       "check_shape, done"),
         new_markdown_cell("**Exercise 3.1.** Write a numerically stable softmax over the last axis."),
-        exercise_cell(SOFTMAX_SOLUTION, "3.1", "solution"),
+        exercise_cell(SOFTMAX_SOLUTION, "3.1", "solution", key),
         exercise_cell('def reference_softmax(x):\n    e = np.exp(x - x.max(axis=-1, keepdims=True))\n'
                       '    return e / e.sum(axis=-1, keepdims=True)\n\n'
                       'check_function("softmax", softmax, reference_softmax, lambda rng: (rng.normal(size=(2, 5)) * 50,),'
-                      ' hint="subtract the row maximum before np.exp")\ndone("3.1")', "3.1", "check"),
+                      ' hint="subtract the row maximum before np.exp")\ndone("3.1")', "3.1", "check", key),
         new_code_cell("print('an ordinary cell between exercises')"),
         new_code_cell("raise ValueError('a demonstration of an error')", metadata={"tags": ["raises-exception"]}),
-        exercise_cell(SQUARES_SOLUTION, "3.2", "solution", points=2),
+        exercise_cell(SQUARES_SOLUTION, "3.2", "solution", key, points=2),
         exercise_cell('check_close("mean_of_squares", mean_of_squares, 6.0, hint="square first, then average")\n'
-                      'done("3.2")', "3.2", "check"),
-        exercise_cell(PADDING_SOLUTION, "3.3", "solution"),
+                      'done("3.2")', "3.2", "check", key),
+        exercise_cell(PADDING_SOLUTION, "3.3", "solution", key),
         exercise_cell('check_equal("padding_mask", padding_mask, np.array([[1, 1, 0, 0], [1, 0, 0, 0]]))\n'
                       'check_shape("padding_mask", padding_mask, (2, None))\n'
-                      'check_equal("longest", longest, 2)\ndone("3.3")', "3.3", "check"),
+                      'check_equal("longest", longest, 2)\ndone("3.3")', "3.3", "check", key),
     ]
     return nb
 
 
-def write_toy_course(root):
-    """Writes root/solutions/03_toy.ipynb (with stored outputs, as an author would save it); returns the folder."""
-    nb = toy_solution_notebook()
+def write_toy_course(root, **course):
+    """Writes root/solutions/03_toy.ipynb (with stored outputs, as an author would save it); returns the folder.
+    `course`: toy_solution_notebook's key and checks."""
+    nb = toy_solution_notebook(**course)
     nb.cells[5].outputs = [nbformat.v4.new_output("stream", name="stdout", text="an ordinary cell\n")]
     nb.cells[5].execution_count = 4
     nb.metadata["widgets"] = {"state": {}}
@@ -115,7 +121,8 @@ def test_a_chinese_stub_differs_only_in_its_comment_and_message():
     """exercises/zh/: the comment and the message are Chinese; the rest of the code, the NotImplementedError whose
     type the grader reads as "not attempted" included, is the same."""
     english = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1")
-    chinese = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1", lang="zh")
+    texts = exercises.ExerciseTexts(comment="# 在此写下你的代码", message="练习 {exercise_id}：在此写下你的代码")
+    chinese = exercises.stub_solution_regions(SOFTMAX_SOLUTION, "3.1", texts=texts)
     assert chinese == ('def softmax(x):\n    # 在此写下你的代码\n'
                        '    raise NotImplementedError("练习 3.1：在此写下你的代码")')
     assert chinese == english.replace("    # YOUR CODE HERE", "    # 在此写下你的代码").replace(
@@ -148,10 +155,10 @@ def test_exercise_notebook_has_stubs_tags_and_no_outputs(tmp_path):
     built = exercises.build_exercise_notebook(solution)
     assert len(built.cells) == len(solution.cells)
     assert all(cell.outputs == [] and cell.execution_count is None for cell in built.cells if cell.cell_type == "code")
-    assert set(built.metadata) == {"kernelspec", "bertlib"} and "scrolled" not in built.cells[3].metadata
-    assert built.metadata["bertlib"] == {"chapter": "03", "exercises": ["3.1", "3.2", "3.3"]}, "the grader's ids"
+    assert set(built.metadata) == {"kernelspec", TOY_KEY} and "scrolled" not in built.cells[3].metadata
+    assert built.metadata[TOY_KEY] == {"chapter": "03", "exercises": ["3.1", "3.2", "3.3"]}, "the grader's ids"
     for original, cell in zip(solution.cells, built.cells):
-        role = original.metadata.get("bertlib", {}).get("role")
+        role = original.metadata.get(TOY_KEY, {}).get("role")
         tags = cell.metadata.get("tags", [])
         assert ("raises-exception" in tags) == (role is not None or "raises-exception" in original.metadata.get("tags", []))
         if role == "solution":
@@ -165,12 +172,12 @@ def test_exercise_notebook_has_stubs_tags_and_no_outputs(tmp_path):
 
 
 @pytest.mark.parametrize("change, problem", [
-    (lambda nb: nb.cells[4].metadata.update(bertlib={"exercise": "3.1", "role": "answer"}), "must be one of"),
-    (lambda nb: nb.cells[7].metadata["bertlib"].update(exercise="4.2"), "should be \"3.<number>\""),
+    (lambda nb: nb.cells[4].metadata.update({TOY_KEY: {"exercise": "3.1", "role": "answer"}}), "must be one of"),
+    (lambda nb: nb.cells[7].metadata[TOY_KEY].update(exercise="4.2"), "should be \"3.<number>\""),
     (lambda nb: nb.cells.pop(8), "exercise 3.2 has no check cell"),
     (lambda nb: nb.cells[3].update(source="def softmax(x):\n    return x"), "needs a ### BEGIN SOLUTION"),
     (lambda nb: nb.cells[5].update(source="### BEGIN SOLUTION\nx = 1\n### END SOLUTION"), "cell 5: ### BEGIN"),
-    (lambda nb: nb.cells[8].metadata["bertlib"].update(points=3), "given 3 points here but 2"),
+    (lambda nb: nb.cells[8].metadata[TOY_KEY].update(points=3), "given 3 points here but 2"),
 ])
 def test_invalid_solution_notebooks_are_refused_with_the_reason(tmp_path, change, problem):
     nb = toy_solution_notebook()
@@ -251,41 +258,6 @@ def test_a_region_inside_an_expression_is_refused_because_its_stub_is_not_python
         exercises.expected_exercises(solutions)
 
 
-def test_every_learner_notebook_of_the_course_is_valid_python():
-    """The old exercises/03 cell 17, 04 cell 16 and 08 cell 19 put a `raise` inside a dict literal."""
-    import ast
-
-    notebooks = sorted((REPOSITORY / "exercises").glob("*.ipynb"))
-    assert len(notebooks) == 8
-    for path in notebooks:
-        for index, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
-            if cell["cell_type"] == "code":
-                source = exercises.runnable_code("".join(cell["source"]))
-                try:
-                    ast.parse(source)
-                except SyntaxError as error:
-                    pytest.fail(f"{path.name}, cell {index}: {error}")
-
-
-def test_learner_copies_show_the_statements_and_hold_no_closed_book_answers():
-    """Old copies: 3.5's statements were inside the solution region, 1.4's answers in plain text in its check."""
-    texts = {path.name[:2]: path.read_text(encoding="utf-8") for path in (REPOSITORY / "exercises").glob("*.ipynb")}
-    assert "each word would see itself" in texts["03"] and "random replacement touches 1.5%" in texts["03"]
-    assert "NSP is useful" in texts["08"] and '\\"QNLI\\", \\"MNLI\\"' in texts["04"]
-    for chapter, answer in (("01", "88.5"), ("01", "77.8"), ("02", "(110, 340)"), ("03", "[True, False, True, False, True]"),
-                            ("04", "84.9"), ("06", "best_additive_xor_accuracy(), 0.75"), ("08", "82.1 - 75.1"), ("08", "0.30812")):
-        assert answer not in texts[chapter], f"{answer} is readable in exercises/{chapter}"
-    assert all("BEGIN HIDDEN TESTS" not in text for text in texts.values())
-
-
-def test_every_exercise_has_a_catalogue_of_at_least_three_wrong_answers():
-    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
-        catalogue = exercises.load_wrong_answers(exercises.wrong_answers_path(path))
-        found = exercises.exercise_cells(exercises.read_notebook(path))
-        assert set(catalogue) == set(found), path.name
-        assert all(len(answers) >= exercises.MIN_WRONG_ANSWERS for answers in catalogue.values()), path.name
-
-
 def write_catalogue(solutions, text):
     (solutions / "wrong_answers").mkdir()
     (solutions / "wrong_answers" / "03_toy.py").write_text(text, encoding="utf-8")
@@ -349,13 +321,16 @@ def test_mutation_test_reports_a_check_that_crashes_on_a_wrong_answer_instead_of
 
 
 def test_the_learner_copy_carries_the_learners_title():
-    """Issue 24: both exercise notebooks were titled "(solutions)"."""
-    for title, expected in (("# 03 · Toy (solutions) — 第3章", "# 03 · Toy (exercises) — 第3章"),
-                            ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章"),
-                            ("# 03 · 玩具（MLM）——参考答案", "# 03 · 玩具（MLM）——练习")):
+    """Issue 24: both exercise notebooks were titled "(solutions)". A translated edition's title words are its own
+    (`ExerciseTexts.titles`, from its kit catalogue), here the Chinese in both its forms."""
+    chinese = exercises.ExerciseTexts(titles=(("（参考答案）", "（练习）"), ("——参考答案", "——练习"),
+                                              *exercises.ENGLISH_TEXTS.titles))
+    for title, expected, texts in (("# 03 · Toy (solutions) — 第3章", "# 03 · Toy (exercises) — 第3章", None),
+                                   ("# 03 · 玩具（参考答案）— 第3章", "# 03 · 玩具（练习）— 第3章", chinese),
+                                   ("# 03 · 玩具（MLM）——参考答案", "# 03 · 玩具（MLM）——练习", chinese)):
         nb = toy_solution_notebook()
         nb.cells[0].source = f"{title}\n\nExercises for the toy chapter (solutions are hidden)."
-        built = exercises.build_exercise_notebook(nb, TOY_NAME)
+        built = exercises.build_exercise_notebook(nb, TOY_NAME, *[texts] * bool(texts))
         assert built.cells[0].source == f"{expected}\n\nExercises for the toy chapter (solutions are hidden)."
         assert nb.cells[0].source.startswith(title), "the solution notebook keeps its own title"
 
@@ -385,10 +360,6 @@ def test_check_cells_call_learner_code_only_through_a_wrapper():
     problems = exercises.unwrapped_calls(nb, TOY_NAME)
     assert problems == [f"{TOY_NAME}, exercise 3.1, cell 4, line {line}: softmax(...) is called outside checked_call "
                         f"or check_function" for line in (7, 9)]
-    for path in exercises.solution_notebooks(REPOSITORY / "solutions"):
-        nb = exercises.read_notebook(path)
-        assert exercises.unwrapped_calls(nb, path.name) == []
-        assert exercises.duplicate_check_names(nb, path.name) == []
 
 
 def test_two_checks_of_one_exercise_never_share_a_name():

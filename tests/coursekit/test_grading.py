@@ -1,5 +1,7 @@
 """`coursekit grade` on the toy course of test_exercises.py: full marks, zero, partial, and every way a run can end.
 
+Every test runs on the toy course (conftest.py), whose `toycourse` package its kernels import.
+
 Each notebook runs in its own kernel (a few seconds each), so the slow tests grade several notebooks in one call.
 """
 
@@ -24,8 +26,8 @@ from coursekit import course as kit_course
 from coursekit import exercises, grading
 from coursekit.grading import registry, sandbox
 from tests.coursekit.test_exercises import (
-    REPOSITORY,
     SQUARES_SOLUTION,
+    TOY_KEY,
     TOY_NAME,
     TOY_POINTS,
     main,
@@ -33,6 +35,7 @@ from tests.coursekit.test_exercises import (
 )
 
 FULL_MARKS = sum(TOY_POINTS.values())
+pytestmark = pytest.mark.usefixtures("toy_course_module")
 
 
 def read_csv(path):
@@ -51,7 +54,7 @@ def replace_cell_source(nb, exercise_id, role, old, new):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def course(tmp_path_factory, toy_course_module):
     """solutions/03_toy.ipynb, the generated exercises/03_toy.ipynb, and a folder for submissions."""
     root = tmp_path_factory.mktemp("course")
     solutions = write_toy_course(root)
@@ -283,13 +286,12 @@ with open("../cells.jsonl", "a") as file:
 '''
 
 NO_OP_HELPERS = '''
-import bertlib_course.checks
-import bertlib_course.checks
+import toycourse.checks
 
 def no_op(*args, **kwargs):
     return None
 
-for module in (bertlib_course.checks, bertlib_course.checks):
+for module in (toycourse.checks,):
     for name in ("check_close", "check_equal", "check_function", "check_shape", "check_true", "check_array_close"):
         setattr(module, name, no_op)
 check_close = check_equal = check_function = check_shape = check_true = no_op
@@ -469,7 +471,7 @@ def test_renamed_duplicated_and_edited_submissions_are_graded_with_feedback(cour
 # option. The tests that name the old grader failed on it (commit 0709ce7) as described.
 
 def _first_exercise_cell(document):
-    return next(cell for cell in document["cells"] if isinstance(cell.get("metadata", {}).get("bertlib"), dict))
+    return next(cell for cell in document["cells"] if isinstance(cell.get("metadata", {}).get(TOY_KEY), dict))
 
 
 def _nbformat_3(document):
@@ -481,14 +483,14 @@ MALFORMED = {  # name: (what turns the exercise notebook's JSON into it, in plac
     "cells an object": (lambda d: {**d, "cells": {"0": d["cells"][0]}}, '"cells" must be a list of cells'),
     "nbformat 3": (_nbformat_3, "nbformat 3 notebook, an old format: open it in Jupyter and save it"),
     "nbformat a string": (lambda d: {**d, "nbformat": "4"}, '"nbformat" must be 4, got "4"'),
-    "exercise id a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(exercise=["3.1"]),
-                           "metadata bertlib.exercise must be a string"),
-    "role a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(role=["solution"]),
-                    "metadata bertlib.role must be one of"),
-    "points a list": (lambda d: _first_exercise_cell(d)["metadata"]["bertlib"].update(points=[1]),
-                      "bertlib.points must be a non-negative integer"),
-    "cell bertlib a number": (lambda d: _first_exercise_cell(d)["metadata"].update(bertlib=5),
-                              "metadata bertlib must be an object"),
+    "exercise id a list": (lambda d: _first_exercise_cell(d)["metadata"][TOY_KEY].update(exercise=["3.1"]),
+                           f"metadata {TOY_KEY}.exercise must be a string"),
+    "role a list": (lambda d: _first_exercise_cell(d)["metadata"][TOY_KEY].update(role=["solution"]),
+                    f"metadata {TOY_KEY}.role must be one of"),
+    "points a list": (lambda d: _first_exercise_cell(d)["metadata"][TOY_KEY].update(points=[1]),
+                      f"{TOY_KEY}.points must be a non-negative integer"),
+    "cell metadata key a number": (lambda d: _first_exercise_cell(d)["metadata"].update({TOY_KEY: 5}),
+                                   f"metadata {TOY_KEY} must be an object"),
     "cell metadata a list": (lambda d: d["cells"][0].update(metadata=[]), "cell 1: the cell's metadata must be"),
     "notebook metadata a string": (lambda d: {**d, "metadata": "x"}, "the notebook's metadata must be an object"),
     "source a number": (lambda d: d["cells"][0].update(source=5), 'cell 1: "source" must be a string or a list'),
@@ -559,8 +561,7 @@ def test_learner_text_reaches_no_report_as_a_formula_or_a_terminal_escape(course
         return run
 
     monkeypatch.setattr(grading.grader, "run_cells", hostile_run)
-    monkeypatch.chdir(tmp_path)  # relative names, so that a file name can start a cell
-    monkeypatch.setenv("COURSEKIT_ROOT", str(REPOSITORY))  # outside it: the toy notebooks are this course's
+    monkeypatch.chdir(tmp_path)  # relative names, so that a file name can start a cell (the course: COURSEKIT_ROOT)
     escaped_name = "03_\x1b[2J\x07name.ipynb"
     shutil.copy(course / "solutions" / TOY_NAME, escaped_name)
     Path("=HYPERLINK(0).ipynb").write_text(json.dumps(nbformat.v4.new_notebook()))  # matches no solution
@@ -636,7 +637,8 @@ def standalone_course(root):
         cell('assert root == 4.0, f"expected 4.0, got {root}"', "1.1", "check"),
         cell("### BEGIN SOLUTION\nmode = os.environ.get('TOY_FAST')\n### END SOLUTION", "1.2", "solution"),
         cell('assert mode == "1", f"the course\'s fast variable reads {mode!r}"\n'
-             'assert "BERTLIB_CACHE" not in os.environ, "the BERT course\'s hook ran"', "1.2", "check"),
+             'assert "BERTLIB_CACHE" not in os.environ, "the BERT course\'s hook ran"\n'
+             'assert "TOYCOURSE_KERNEL" not in os.environ, "the toy course\'s hook ran"', "1.2", "check"),
     ]
     path = root / "solutions" / "01_roots.ipynb"
     nbformat.write(nb, str(path))
@@ -776,7 +778,7 @@ def test_an_unsafe_notebook_that_deletes_the_lock_files_cannot_make_a_sandboxed_
     nbformat.write(nb, str(path))
     unsafe = subprocess.Popen([sys.executable, "-c", UNSAFE_CLASS, private_run_registry, str(path),
                                str(tmp_path / "unsafe.csv"), str(course / "solutions")],
-                              cwd=tmp_path, env={**os.environ, "COURSEKIT_ROOT": str(REPOSITORY)},
+                              cwd=tmp_path, env=dict(os.environ),  # the toy course's, as conftest.py set it
                               start_new_session=True)
     try:
         deadline = time.monotonic() + 90

@@ -3,7 +3,8 @@
 The files are checked against the formats' published fields (Gradescope's autograder specification, "Output format";
 the columns of Canvas's gradebook export, which its import reads), and their points against grades.csv of the same
 submissions. The slow tests grade the toy course of test_exercises.py: one sandboxed run for Canvas and the CSV,
-one run of the generated `run_autograder` per isolation.
+one run of the generated `run_autograder` per isolation. The course is the toy course of conftest.py (what the
+autograder carries of the BERT course is checked in tests/course/test_kit_integration.py).
 """
 
 import csv
@@ -21,8 +22,11 @@ from coursekit import exercises, grading
 from coursekit.grading import autograder, formats
 from coursekit.grading.outcome import Outcome, Status
 from coursekit.grading.report import Grade
-from tests.coursekit.test_exercises import REPOSITORY, TOY_NAME, TOY_POINTS, main, write_toy_course
+from tests.coursekit.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
 from tests.coursekit.test_grading import private_run_registry, read_csv, replace_cell_source  # noqa: F401 (a fixture)
+from tools.repo_paths import REPO_ROOT
+
+pytestmark = pytest.mark.usefixtures("toy_course_module")
 
 # Gradescope's autograder specification, "Output format": the fields and values this writer may use
 GRADESCOPE_TOP = {"score", "execution_time", "output", "visibility", "stdout_visibility", "extra_data", "tests",
@@ -51,7 +55,7 @@ def wrong_3_2(nb):
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def course(tmp_path_factory, toy_course_module):
     """The toy course, with exercise 3.2's expected value in hidden tests."""
     root = tmp_path_factory.mktemp("course")
     write_toy_course(root)
@@ -183,7 +187,8 @@ def test_the_command_line_writes_gradescopes_file_with_the_csvs_points(course, t
     assert all(grade["message"].split(" | ")[0] in test["output"] for grade, test in zip(rows, results["tests"]))
 
 
-def test_the_autograder_folder_holds_gradescopes_two_scripts_the_course_settings_and_the_checks(course, tmp_path):
+def test_the_autograder_folder_holds_gradescopes_two_scripts_the_course_settings_and_the_checks(course, tmp_path,
+                                                                                                  toy_course_module):
     folder = autograder.write_autograder(tmp_path / "autograder", solutions_dir=course / "solutions",
                                          timeout=90, wheels=False)
     names = sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
@@ -196,18 +201,19 @@ def test_the_autograder_folder_holds_gradescopes_two_scripts_the_course_settings
     setup = (folder / "setup.sh").read_text()
     assert "apt-get install -y --no-install-recommends bubblewrap" in setup
     assert "\npip install numpy\n" in setup and "pip install sys" not in setup, "what the notebooks import"
-    assert "pip install bertlib_course" not in setup, "a course package comes as a wheel"
+    assert "pip install toycourse" not in setup, "a course package comes as a wheel"
     table = kit_course.tomllib.loads((folder / "course" / "pyproject.toml").read_text())["tool"]["coursekit"]
     settings = kit_course.current(folder / "course")
-    repository = kit_course.current(REPOSITORY)
+    toy = kit_course.current(toy_course_module)
     assert settings.solutions == folder / "course" / "solutions" and set(table) <= set(kit_course.DEFAULTS)
-    assert (settings.kernel_packages, settings.hooks, settings.metadata_key) == (
-        repository.kernel_packages, repository.hooks, repository.metadata_key)
+    assert (settings.kernel_packages, settings.hooks, settings.metadata_key, settings.fast_variable) == (
+        toy.kernel_packages, toy.hooks, toy.metadata_key, toy.fast_variable) == (
+        ("toycourse",), "toycourse.kit", "toycourse", "TOYCOURSE_FAST")
     with pytest.raises(grading.GradingInputError, match="exists"):
         autograder.write_autograder(folder, solutions_dir=course / "solutions", wheels=False)
-    assert autograder.distribution_folders(repository) == {
-        REPOSITORY / "coursekit": [REPOSITORY / "coursekit" / "coursekit"], REPOSITORY: [REPOSITORY / "bertlib"],
-        REPOSITORY / "course": [REPOSITORY / "course" / "bertlib_course"]}, "what setup.sh installs"
+    assert autograder.distribution_folders(toy) == {
+        REPO_ROOT / "coursekit": [REPO_ROOT / "coursekit" / "coursekit"],
+        toy_course_module: [toy_course_module / "toycourse"]}, "what setup.sh installs"
 
 
 def _export(tmp_path):

@@ -1,6 +1,6 @@
 """Issue 22: a hostile learner against `coursekit grade`, on the toy course of test_exercises.py.
 
-Each attack is a cell added to a submission. The tests that name the old grader in their docstring were run
+Each attack is a cell added to a submission. The course is the toy course of conftest.py (its `toycourse` checks). The tests that name the old grader in their docstring were run
 against it (commit fadff72, a worktree with PYTHONPATH pointing at it) and failed there as described.
 """
 
@@ -17,19 +17,17 @@ import nbformat
 import psutil
 import pytest
 
-import bertlib
-import bertlib_course.checks
 from coursekit import exercises, grading
-from tests.coursekit.test_exercises import TOY_NAME, TOY_POINTS, main, write_toy_course
+from tests.coursekit.test_exercises import TOY_KEY, TOY_NAME, TOY_POINTS, main, write_toy_course
 from tests.coursekit.test_grading import by_exercise, private_run_registry, read_csv, replace_cell_source  # noqa: F401 (a fixture)
 from tools.repo_paths import REPO_ROOT
 
 FULL_MARKS = sum(TOY_POINTS.values())
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("toy_course_module")]
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
+def course(tmp_path_factory, toy_course_module):
     root = tmp_path_factory.mktemp("course")
     write_toy_course(root)
     exercises.build(root / "solutions", root / "exercises")
@@ -201,7 +199,7 @@ solution = pathlib.Path({solution!r})
 try:
     nb = json.loads(solution.read_text())
     for cell in nb["cells"]:
-        if cell.get("metadata", {{}}).get("bertlib", {{}}).get("role") == "check":
+        if cell.get("metadata", {{}}).get({key!r}, {{}}).get("role") == "check":
             cell["source"] = "pass"
     solution.write_text(json.dumps(nb))
     planted.append(str(solution))
@@ -210,17 +208,20 @@ except OSError:
 '''
 
 
-def test_a_kernel_cannot_rewrite_the_checks_the_answer_key_or_plant_a_sitecustomize(course, tmp_path):
+def test_a_kernel_cannot_rewrite_the_checks_the_answer_key_or_plant_a_sitecustomize(course, tmp_path,
+                                                                                   toy_course_module):
     """Old grader: the kernel appended no-op helpers to bertlib/course/checks.py, emptied the solution's check cells
-    and planted sitecustomize.py at the repository root; its own wrong answers and a later run's scored 4 of 4."""
-    checks = Path(bertlib_course.checks.__file__)
+    and planted sitecustomize.py at the repository root; its own wrong answers and a later run's scored 4 of 4.
+    Here the checks are the toy course's, the module its check cells import."""
+    checks = toy_course_module / "toycourse" / "checks.py"
     sitecustomize = REPO_ROOT / "sitecustomize.py"
     solutions = tmp_path / "solutions"
     shutil.copytree(course / "solutions", solutions)
     solution = solutions / TOY_NAME
     saved = {path: path.read_bytes() for path in (checks, solution)}
     assert not sitecustomize.exists()
-    attack = REWRITE_THE_GRADER.format(checks=str(checks), sitecustomize=str(sitecustomize), solution=str(solution))
+    attack = REWRITE_THE_GRADER.format(checks=str(checks), sitecustomize=str(sitecustomize), solution=str(solution),
+                                       key=TOY_KEY)
     try:
         first = grading.grade([save(course, "rewriter", notebook(course, attack, wrong_answers=True))],
                               tmp_path / "first.csv", solutions_dir=solutions, timeout=90)
@@ -316,10 +317,10 @@ def test_odd_metadata_broken_files_links_fifos_and_odd_names_become_rows(course,
     folder = tmp_path / "class"
     folder.mkdir()
     superscript = exercises.read_notebook(course / "exercises" / TOY_NAME)
-    superscript.metadata["bertlib"]["chapter"] = "²"
+    superscript.metadata[TOY_KEY]["chapter"] = "²"
     nbformat.write(superscript, str(folder / "superscript.ipynb"))
     odd_cell = notebook(course)
-    odd_cell.cells[3].metadata["bertlib"] = "²"
+    odd_cell.cells[3].metadata[TOY_KEY] = "²"
     nbformat.write(odd_cell, str(folder / "03_odd_cell.ipynb"))
     (folder / "03_truncated.ipynb").write_text((course / "solutions" / TOY_NAME).read_text()[:300])
     (folder / "03_not_utf8.ipynb").write_bytes(b'{"cells": "\xff\xfe"}')
@@ -340,7 +341,7 @@ def test_odd_metadata_broken_files_links_fifos_and_odd_names_become_rows(course,
     rows = read_csv(out)
     messages = {Path(row["notebook"]).name: row["message"] for row in rows}
     assert messages["superscript.ipynb"].startswith("not attempted"), "graded, found by its exercise ids"
-    assert "metadata bertlib must be an object" in messages["03_odd_cell.ipynb"]
+    assert f"metadata {TOY_KEY} must be an object" in messages["03_odd_cell.ipynb"]
     assert "JSONDecodeError" in messages["03_truncated.ipynb"]
     assert "UnicodeDecodeError" in messages["03_not_utf8.ipynb"]
     assert "symbolic link" in messages["03_linked.ipynb"]
@@ -377,16 +378,16 @@ for address in [("127.0.0.1", {port}), ("1.1.1.1", 53)]:
 facts_json = json.dumps(facts)
 '''
 def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no_grader_environment(
-        course, tmp_path, monkeypatch):
+        course, tmp_path, monkeypatch, toy_course_module):
     """Old grader: the kernel ran as the grading user (root here), saw the solutions, the other folders of the
-    repository and the grader's whole environment, and could write into bertlib/."""
+    repository and the grader's whole environment, and could write into bertlib/ (here: the course's package)."""
     monkeypatch.setenv("BERTLIB_TEST_GRADER_SECRET", "s3cr3t")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
     hidden = [str(course / "solutions"), str(REPO_ROOT / "tests"), str(REPO_ROOT / "solutions"),
               str(REPO_ROOT / ".git"), str(course / "submissions"), str(tmp_path), "/root/.ssh"]
-    read_only = [str(Path(bertlib.__file__).parent), str(Path(os.__file__).parent)]
+    read_only = [str(toy_course_module / "toycourse"), str(Path(os.__file__).parent)]
     attack = PROBE.format(hidden=hidden, read_only=read_only, port=listener.getsockname()[1])
     path = save(course, "prober", notebook(course, attack,
                                            answer_3_3="raise RuntimeError('FACTS' + facts_json + 'FACTS')"))
@@ -422,13 +423,14 @@ def test_the_kernel_runs_unprivileged_alone_offline_with_a_read_only_view_and_no
     assert os.geteuid() == 0 or kernel_uids == {os.geteuid()}
     assert os.getpid() not in facts["processes"] and len(facts["processes"]) < 10, facts["processes"]
     kernel_environment = {"HOME", "TMPDIR", "USER", "LANG", "PATH", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
-                          "MPLBACKEND", "MPLCONFIGDIR", "IPYTHONDIR", "BERTLIB_FAST",
-                          "BERTLIB_CACHE", "BERTLIB_DATA", "BERTLIB_SHARED",  # the course's kernel_environment
+                          "MPLBACKEND", "MPLCONFIGDIR", "IPYTHONDIR", "TOYCOURSE_FAST",
+                          "TOYCOURSE_KERNEL",  # the course's kernel_environment (toycourse/toycourse/kit.py)
                           "PYDEVD_DISABLE_FILE_VALIDATION", *grading.sandbox.ENVIRONMENT_PASSED,
                           "PWD",  # set by bwrap; the rest by ipykernel itself
                           "JPY_PARENT_PID", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PAGER", "GIT_PAGER", "TERM",
                           "PYDEVD_USE_FRAME_EVAL"}
     assert set(facts["environment"]) <= kernel_environment, set(facts["environment"]) - kernel_environment
+    assert "TOYCOURSE_KERNEL" in facts["environment"], "the course's kernel_environment hook reaches the kernel"
     assert facts["visible"] == [] and facts["network"] == [], facts
     assert facts["writable"] == [grading.sandbox.SANDBOX_HOME, "/tmp"], facts["writable"]
 

@@ -14,6 +14,8 @@ import nbformat
 import pytest
 
 from coursekit import cli, exercises, grading, i18n
+from coursekit.i18n.edition import code_comments
+from tests.coursekit.conftest import TOYCOURSE
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = ("01_problem_setting.ipynb", "06_self_test.ipynb")  # two real chapters keep the test quick
@@ -27,12 +29,19 @@ def copy_chapters(root):
             shutil.copy(REPO / edition / name, root / edition / name)
     (root / "docs").mkdir()
     shutil.copy(REPO / "docs" / "glossary.md", root / "docs" / "glossary.md")
+    copy_kit_catalogue(root)
     return root
 
 
+def copy_kit_catalogue(root):
+    """The kit's Chinese strings (`i18n/zh/coursekit.po`: notes, the stubs' comment and message, title words)."""
+    (root / "i18n" / "zh").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "i18n" / "zh" / "coursekit.po", root / "i18n" / "zh" / "coursekit.po")
+
+
 @pytest.fixture()
-def course(tmp_path):
-    return copy_chapters(tmp_path)
+def course(tmp_path, chapters_course):
+    return chapters_course(copy_chapters(tmp_path))
 
 
 def cells_of(path, kind):
@@ -52,15 +61,16 @@ def with_english_stubs(cells):
     (`raise NotImplementedError("练习 3.2：在此写下你的代码")` for `raise NotImplementedError("Exercise 3.2: write
     your code here")`, a whole line too). Everything else, the exception's type included, must be the English bytes.
     """
-    chinese, english = exercises.STUB_COMMENTS["zh"], exercises.STUB_COMMENTS["en"]
-    message = re.escape(exercises.STUB_MESSAGES["zh"]).replace(re.escape("{exercise_id}"), r"(?P<id>\d+\.\d+)")
+    texts = i18n.exercise_texts(REPO, "zh")
+    chinese, english = texts.comment, exercises.ENGLISH_TEXTS.comment
+    message = re.escape(texts.message).replace(re.escape("{exercise_id}"), r"(?P<id>\d+\.\d+)")
     raise_line = re.compile(rf'(?P<indent>\s*)raise NotImplementedError\("{message}"\)')
     restored = json.loads(json.dumps(cells))
     for cell in restored:
         lines = "".join(cell["source"]).split("\n")
         lines = [line[:len(line) - len(chinese)] + english if line.strip() == chinese else line for line in lines]
         lines = [raise_line.sub(lambda match: match["indent"] + 'raise NotImplementedError("' +
-                                exercises.STUB_MESSAGES["en"].format(exercise_id=match["id"]) + '")', line)
+                                exercises.ENGLISH_TEXTS.message.format(exercise_id=match["id"]) + '")', line)
                  if raise_line.fullmatch(line) else line for line in lines]
         text = "\n".join(lines)
         cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
@@ -116,13 +126,15 @@ def test_code_cells_are_the_english_bytes_and_markdown_is_replaced(course):
             english, chinese = course / edition / name, course / edition / "zh" / name
             code = cells_of(chinese, "code")
             if edition == i18n.EXERCISES:  # the stubs' comment and message are Chinese; nothing else differs
-                stub_comments = sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["zh"]) for cell in code)
-                assert stub_comments == sum("".join(cell["source"]).count(exercises.STUB_COMMENTS["en"])
+                texts, en_texts = i18n.exercise_texts(course, "zh"), exercises.ENGLISH_TEXTS
+                assert texts.comment == "# 在此写下你的代码"  # from the kit's catalogue, copied with the chapters
+                stub_comments = sum("".join(cell["source"]).count(texts.comment) for cell in code)
+                assert stub_comments == sum("".join(cell["source"]).count(en_texts.comment)
                                             for cell in cells_of(english, "code")) > 0
-                zh_message, en_message = (exercises.STUB_MESSAGES[lang].split("{exercise_id}")[1] for lang in ("zh", "en"))
+                zh_message, en_message = (t.message.split("{exercise_id}")[1] for t in (texts, en_texts))
                 assert sum("".join(cell["source"]).count(zh_message) for cell in code) == stub_comments
                 shown = json.dumps(code, ensure_ascii=False)
-                assert exercises.STUB_COMMENTS["en"] not in shown and en_message not in shown
+                assert en_texts.comment not in shown and en_message not in shown
                 code = with_english_stubs(code)
             assert json.dumps(code) == json.dumps(cells_of(english, "code")), (edition, name)
             assert len(cells_of(chinese, "markdown")) == len(cells_of(english, "markdown"))
@@ -144,8 +156,10 @@ def test_missing_and_stale_translations_are_reported_and_strict_fails(course, ca
     i18n.build(course, "zh")
     coverage = i18n.check(course, "zh")
     total = coverage.markdown["notebooks"]
+    commented = sum(len(code_comments(exercises.read_notebook(course / "solutions" / name))) for name in CHAPTERS)
+    assert commented > 0  # the solutions' code cells with comments: each one line too (test_i18n_comments.py)
     assert coverage.translated["notebooks"] == 1 and len(coverage.missing) == total - 1 + coverage.markdown[
-        "solutions"]
+        "solutions"] + commented
     assert not coverage.stale and not coverage.failures(strict=False)
     assert coverage.failures(strict=True)
 
@@ -166,7 +180,8 @@ def test_missing_and_stale_translations_are_reported_and_strict_fails(course, ca
     assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 1
     built = cells_of(course / "notebooks" / "zh" / CHAPTERS[0], "markdown")
     shown = "".join(next(c for c in built if c["id"] == cell.id)["source"])
-    assert shown.startswith(i18n.NOTES["stale"]) and "One more English sentence" in shown
+    assert shown.startswith(i18n.notes(course, "zh")["stale"]) and "One more English sentence" in shown
+    assert i18n.notes(course, "zh")["stale"] != i18n.NOTES["stale"]  # the kit catalogue's Chinese note
     assert "stale" in capsys.readouterr().out
 
 
@@ -325,6 +340,12 @@ def test_strict_check_fails_on_one_fuzzy_entry_and_on_one_missing_entry(course, 
             for cell in exercises.read_notebook(course / edition / name).cells:
                 if cell.cell_type == "markdown":
                     i18n.write_translation(course, "zh", edition, Path(name).stem, cell.id, "中文。", cell.source)
+    for name in CHAPTERS:  # and the comments of the solutions' code cells (test_i18n_comments.py)
+        comments = polib.pofile(str(i18n.translation_path(course, "zh", "solutions", Path(name).stem)))
+        for cell_id, texts in code_comments(exercises.read_notebook(course / "solutions" / name)).items():
+            for text in texts:
+                comments.append(polib.POEntry(msgctxt=cell_id, msgid=text, msgstr="中文。"))
+        comments.save()
     i18n.build(course, "zh")
     assert cli.main(["i18n", "check", "--strict", "--root", str(course)]) == 0
     path = i18n.translation_path(course, "zh", "solutions", Path(CHAPTERS[1]).stem)
@@ -359,28 +380,32 @@ def test_the_repository_glossary_has_forty_terms_with_english():
 
 
 # -------------------------------------------------------------------------------------------------- grading
+# On the toy course of conftest.py (its metadata key, its `toycourse.checks`, whose lines follow TOYCOURSE_LANG).
 
 SOLUTION_CELL = "### BEGIN SOLUTION\nanswer = 6 * 7\n### END SOLUTION"
-CHECK_CELL = "from bertlib_course.checks import check_equal, done\ncheck_equal('answer', answer, 42)\ndone('9.1')"
+CHECK_CELL = "from toycourse.checks import check_equal, done\ncheck_equal('answer', answer, 42)\ndone('9.1')"
 
 
-def write_toy(root):
+def write_toy(root, monkeypatch):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# 09 · Toy\n\nCompute the answer."),
-                nbformat.v4.new_code_cell(SOLUTION_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "solution"}}),
-                nbformat.v4.new_code_cell(CHECK_CELL, metadata={"bertlib": {"exercise": "9.1", "role": "check"}})]
+                nbformat.v4.new_code_cell(SOLUTION_CELL, metadata={"toycourse": {"exercise": "9.1", "role": "solution"}}),
+                nbformat.v4.new_code_cell(CHECK_CELL, metadata={"toycourse": {"exercise": "9.1", "role": "check"}})]
     for index, cell in enumerate(nb.cells):
         cell.id = f"toy-{index}"
     (root / "solutions").mkdir(parents=True)
     nbformat.write(nb, str(root / "solutions" / "09_toy.ipynb"))
     (root / "docs").mkdir()
     shutil.copy(REPO / "docs" / "glossary.md", root / "docs" / "glossary.md")
+    copy_kit_catalogue(root)
     i18n.write_translation(root, "zh", "solutions", "09_toy", "toy-0", "# 09 · 玩具\n\n算出答案。", nb.cells[0].source)
+    shutil.copy(TOYCOURSE / "pyproject.toml", root / "pyproject.toml")  # root is a toy course with a Chinese edition
+    monkeypatch.setenv("COURSEKIT_ROOT", str(root))
     i18n.build(root, "zh")
 
 
-def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
-    write_toy(tmp_path)
+def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path, toy_course, monkeypatch):
+    write_toy(tmp_path, monkeypatch)
     exercises.build(tmp_path / "solutions", tmp_path / "exercises")
     solution_paths = [tmp_path / "solutions" / "09_toy.ipynb"]
     solution = exercises.read_notebook(solution_paths[0])
@@ -388,7 +413,7 @@ def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
         english = exercises.read_notebook(tmp_path / folder / "09_toy.ipynb")
         chinese = exercises.read_notebook(tmp_path / folder / "zh" / "09_toy.ipynb")
         if folder == "exercises":  # the same cells, but for the stubs' comment and message
-            assert exercises.STUB_COMMENTS["zh"] in chinese.cells[1].source
+            assert i18n.exercise_texts(REPO, "zh").comment in chinese.cells[1].source
             assert 'raise NotImplementedError("练习 9.1：在此写下你的代码")' in chinese.cells[1].source
             chinese.cells = nbformat.from_dict(with_english_stubs(chinese.cells))
         assert grading.grading_cells(chinese, solution) == grading.grading_cells(english, solution)
@@ -401,8 +426,9 @@ def test_a_chinese_submission_runs_the_same_cells_as_the_english_one(tmp_path):
 
 
 @pytest.mark.slow
-def test_coursekit_grade_grades_a_chinese_submission_against_the_english_solutions(tmp_path):
-    write_toy(tmp_path)
+def test_coursekit_grade_grades_a_chinese_submission_against_the_english_solutions(tmp_path, toy_course,
+                                                                                 monkeypatch):
+    write_toy(tmp_path, monkeypatch)
     submissions = tmp_path / "submissions"
     submissions.mkdir()
     # One kernel start (the blank copy's cells are the English exercise's, proven by the test above).

@@ -19,14 +19,14 @@ STEM = Path(CHAPTER).stem
 
 
 @pytest.fixture()
-def course(tmp_path):
-    """One real chapter (notebooks/, solutions/) and the glossary in a temporary repository."""
+def course(tmp_path, chapters_course):
+    """One real chapter (notebooks/, solutions/) and the glossary in a temporary repository, a course of its own."""
     for edition in i18n.SOURCE_EDITIONS:
         (tmp_path / edition).mkdir()
         shutil.copy(REPO / edition / CHAPTER, tmp_path / edition / CHAPTER)
     (tmp_path / "docs").mkdir()
     shutil.copy(REPO / "docs" / "glossary.md", tmp_path / "docs" / "glossary.md")
-    return tmp_path
+    return chapters_course(tmp_path)
 
 
 def markdown_cells(path):

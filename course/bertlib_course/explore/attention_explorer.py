@@ -5,7 +5,7 @@ token-to-token lines, with the share each head gives to [CLS] and [SEP] (Clark e
 import numpy as np
 
 from bertlib_course.explore.common import ASSETS, LABEL_STYLE, enable_colab_widgets, encode, mime_bundle, png
-from bertlib_course.messages import translate
+from bertlib_course.messages import chapter_text, formatted, translate
 
 SPECIAL_SHARE_TOKENS = ("[CLS]", "[SEP]")
 HOVER_HINT = "Hover a token to see where it looks."
@@ -104,12 +104,13 @@ class AttentionExplorer:
 
     def caption(self, hover=True, lang=None):
         """What the view says about the current maps, in `lang` (default: the learner's language)."""
-        head = {"mean": "mean of all heads", "grid": "every head"}.get(self.head, f"head {self.head}")
+        whole = {"mean": "mean of all heads", "grid": "every head"}.get(self.head)
+        head = chapter_text(whole, lang) if whole else formatted("head {h}", lang, h=self.head)
         cls_share, sep_share = (self.shares[token][self.layer] for token in SPECIAL_SHARE_TOKENS)
         pick = slice(None) if self.head in ("mean", "grid") else self.head
-        text = translate(f"layer {self.layer}, {head}, {len(self.tokens)} tokens: "
-                         f"{np.mean(cls_share[pick]):.0%} of the attention goes to [CLS], "
-                         f"{np.mean(sep_share[pick]):.0%} to [SEP].", lang)
+        text = formatted("layer {layer}, {head}, {count} tokens: {cls} of the attention goes to [CLS], {sep} to [SEP].",
+                         lang, layer=self.layer, head=head, count=len(self.tokens),
+                         cls=f"{np.mean(cls_share[pick]):.0%}", sep=f"{np.mean(sep_share[pick]):.0%}")
         if not hover:
             return text
         hint = translate(HOVER_HINT, lang)
@@ -137,7 +138,7 @@ class AttentionExplorer:
                                 interpolation="nearest")
             axis.grid(False)
             if len(selected) > 1:
-                axis.set_title(translate(f"head {index}"), fontsize=9)
+                axis.set_title(formatted("head {h}", h=index), fontsize=9)
                 axis.set_xticks([])
                 axis.set_yticks([])
             elif labelled:
@@ -165,7 +166,7 @@ class AttentionExplorer:
         data, scale = quantize(selected)
         return {"maps": data, "scale": scale, "count": len(selected), "size": selected.shape[-1],
                 "tokens": list(self.tokens), "caption": self.caption(),
-                "head_labels": [translate(f"head {index}") for index in range(len(selected))] if len(selected) > 1
+                "head_labels": [formatted("head {h}", h=index) for index in range(len(selected))] if len(selected) > 1
                 else [],
                 "words": {"attends_to": translate("{token} attends to: {keys}"),
                           "first_head": translate(FIRST_HEAD_NOTE)}}
@@ -190,9 +191,9 @@ class AttentionExplorer:
         enable_colab_widgets()
         self._view = _attention_view_class()(mode=self.view, **self._payload())
         config = self.backbone.config
-        layer = widgets.Dropdown(options=[(translate(f"layer {i}"), i) for i in range(config.num_layers)],
+        layer = widgets.Dropdown(options=[(formatted("layer {i}", i=i), i) for i in range(config.num_layers)],
                                  value=self.layer, description=translate("Layer"), style=LABEL_STYLE)
-        head_options = ([(translate(f"head {i}"), i) for i in range(config.num_heads)]
+        head_options = ([(formatted("head {h}", h=i), i) for i in range(config.num_heads)]
                         + [(translate("all heads: mean"), "mean"), (translate("all heads: grid"), "grid")])
         head = widgets.Dropdown(options=head_options, value=self.head, description=translate("Head"),
                                 style=LABEL_STYLE)
@@ -216,7 +217,7 @@ class AttentionExplorer:
             except ValueError as error:
                 status.value = translate(str(error))
                 return
-            status.value = translate(f"encoded: {len(self.tokens)} tokens")
+            status.value = formatted("encoded: {count} tokens", count=len(self.tokens))
             self.redraw()
 
         for control in (layer, head, view):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bertlib_course.explore.common import LABEL_STYLE, enable_colab_widgets, encode, mime_bundle
-from bertlib_course.messages import translate
+from bertlib_course.messages import formatted, translate
 
 
 @dataclass
@@ -165,8 +165,8 @@ class MaskingExplorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         counts = self.draw.counts
         return mime_bundle(self, {"text/html": masking_html(self.draw)},
-                       translate(f"{counts['selected']} of {counts['eligible']} tokens selected: {counts['mask']} "
-                                 f"[MASK], {counts['kept']} kept, {counts['random']} random"))
+                       formatted("{selected} of {eligible} tokens selected: {mask} [MASK], {kept} kept, {random} random",
+                                 **{key: counts[key] for key in ("selected", "eligible", "mask", "kept", "random")}))
 
 
 def masking(tokenizer, text, **options):

@@ -7,7 +7,7 @@ import numpy as np
 
 from bertlib_course import compute
 from bertlib_course.explore.common import LABEL_STYLE, enable_colab_widgets, mime_bundle, png
-from bertlib_course.messages import translate
+from bertlib_course.messages import formatted, translate
 
 # The paper's pretraining recipe (appendix A.2): 1M steps of 256 sequences, peak 1e-4 after 10k warmup steps,
 # 90% of the steps at 128 tokens and the last 10% at 512.
@@ -85,7 +85,7 @@ class ScheduleExplorer:
         axis.plot(self.budget["steps"] / 1e3, self.budget["learning_rates"], label=translate("yours"))
         long_start = self.recipe["total_steps"] * (1 - self.recipe["long_fraction"]) / 1e3
         axis.axvspan(long_start, self.recipe["total_steps"] / 1e3, alpha=0.1, color="C1",
-                     label=translate(f"{self.recipe['long_length']}-token phase"))
+                     label=formatted("{length}-token phase", length=self.recipe["long_length"]))
         axis.set_xlabel(translate("step (thousands)"))
         axis.set_ylabel(translate("learning rate"))
         axis.set_title(translate("Warmup, then linear decay (bertlib.train.schedule.WarmupLinearDecay)"))
@@ -141,7 +141,8 @@ class ScheduleExplorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         picture = f'<img src="data:image/png;base64,{base64.b64encode(png(self.figure())).decode()}"/>'
         return mime_bundle(self, {"text/html": picture + self.table_html()},
-                       translate(f"{self.budget['tokens']:.3g} tokens, {self.budget['flops']:.3g} FLOPs"))
+                       formatted("{tokens} tokens, {flops} FLOPs", tokens=f"{self.budget['tokens']:.3g}",
+                                 flops=f"{self.budget['flops']:.3g}"))
 
 
 def schedule(config="base", **recipe):

@@ -15,7 +15,8 @@ The convention a solution notebook follows (docs/grading.md shows a complete exa
   `# YOUR CODE HERE` and `raise NotImplementedError("Exercise 3.2: write your code here")`; in the Chinese edition
   (`exercises/zh/`) the comment reads `# 在此写下你的代码` and the message `练习 3.2：在此写下你的代码`, and the
   exception is the same `NotImplementedError`, which the grader reads as "not attempted" by its type.
-- A check cell calls `bertlib_course.checks` helpers and ends with `done("3.2")`.
+- A check cell calls the course's check helpers (this repository's: `bertlib_course.checks`) and ends with
+  `done("3.2")`.
 - No cell outside an exercise may use a name defined in a solution region: in `exercises/` it would fail.
 
 In `exercises/`, solution and check cells carry nbval's `raises-exception` tag (the stub raises, and the check
@@ -61,12 +62,11 @@ from coursekit.exercises.convention import (
 )
 from coursekit.exercises.fingerprints import body_fingerprint, code_fingerprint, outputs_belong
 from coursekit.exercises.generate import (
+    ENGLISH_TEXTS,
     KEPT_CELL_METADATA,
     KEPT_NOTEBOOK_METADATA,
     RAISES_TAG,
-    STUB_COMMENTS,
-    STUB_MESSAGES,
-    TITLE_WORDS,
+    ExerciseTexts,
     build,
     build_exercise_notebook,
     differences,
@@ -89,8 +89,8 @@ from coursekit.exercises.notebooks import notebook_text, read_notebook, runnable
 
 __all__ = ["BEGIN_HIDDEN", "BEGIN_MARKER", "CALL_WRAPPERS", "END_HIDDEN", "END_MARKER",
            "ExerciseFormatError", "KEPT_CELL_METADATA", "KEPT_NOTEBOOK_METADATA", "MIN_WRONG_ANSWERS",
-           "MutationReport", "NOTEBOOK_NAME", "RAISES_TAG", "ROLES", "STATED_ROUNDING", "STUB_COMMENTS",
-           "STUB_MESSAGES", "TITLE_WORDS", "add_arguments", "body_fingerprint", "build",
+           "MutationReport", "NOTEBOOK_NAME", "RAISES_TAG", "ROLES", "STATED_ROUNDING", "ENGLISH_TEXTS",
+           "ExerciseTexts", "add_arguments", "body_fingerprint", "build",
            "build_exercise_notebook", "chapter_notebooks", "code_fingerprint", "differences",
            "duplicate_check_names", "exercise_cells", "expected_exercises", "load_right_answers",
            "load_wrong_answers", "mutation_test", "notebook_ids", "notebook_text", "outputs_belong",

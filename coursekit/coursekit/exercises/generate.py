@@ -1,7 +1,7 @@
 """Exercise notebooks generated from solution notebooks: `coursekit exercises build` and `check`.
 
 Each solution region becomes a stub that raises NotImplementedError (its comment and message in the edition's
-language, `STUB_COMMENTS`, `STUB_MESSAGES`), hidden tests are stripped, solution and check cells get nbval's
+language, `ExerciseTexts`), hidden tests are stripped, solution and check cells get nbval's
 `raises-exception` tag, outputs are cleared, metadata is reduced and the title says "(exercises)": an exercise
 notebook is a pure function of its solution notebook (`build_exercise_notebook`). `build` writes them, and
 `differences` lists those that differ from what it would write.
@@ -9,6 +9,7 @@ notebook is a pure function of its solution notebook (`build_exercise_notebook`)
 
 import ast
 import difflib
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -31,14 +32,22 @@ RAISES_TAG = "raises-exception"
 # What an exercise notebook keeps of the solution's metadata; the rest is editor state (scroll, timings, widgets).
 KEPT_NOTEBOOK_METADATA = ("kernelspec", "language_info")
 KEPT_CELL_METADATA = ("tags",)  # and the course's `metadata_key`
-# The title of a solution notebook and of its learner copy (first line of the first markdown cell), per language.
-# A Chinese title that already ends in parentheses, "…（MLM）", takes a dash: "…（MLM）——参考答案", never "（MLM）（参考答案）".
-TITLE_WORDS = ((" (solutions)", " (exercises)"), ("（参考答案）", "（练习）"), ("——参考答案", "——练习"))
-# The comment and the message of a stub, per language. Only these two texts are translated: the stub raises
-# NotImplementedError in both editions, which the grader reads as "not attempted" by its type, never by its message.
-STUB_COMMENTS = {"en": "# YOUR CODE HERE", "zh": "# 在此写下你的代码"}
-STUB_MESSAGES = {"en": "Exercise {exercise_id}: write your code here",
-                 "zh": "练习 {exercise_id}：在此写下你的代码"}
+
+
+@dataclass(frozen=True)
+class ExerciseTexts:
+    """The texts an exercise notebook writes in its edition's language: the comment and the message of a stub (only
+    these are translated: the stub raises NotImplementedError in every edition, which the grader reads as "not
+    attempted" by its type, never by its message), and the title words, `(solution notebook's, learner copy's)`
+    pairs replaced in the first line of the first markdown cell. The defaults are the English; a translated
+    edition's come from its kit catalogue (`coursekit.i18n.exercise_texts`)."""
+
+    comment: str = "# YOUR CODE HERE"
+    message: str = "Exercise {exercise_id}: write your code here"
+    titles: tuple = ((" (solutions)", " (exercises)"),)
+
+
+ENGLISH_TEXTS = ExerciseTexts()
 
 
 def _replace_regions(source, begin, end, where, replacement):
@@ -64,10 +73,10 @@ def _replace_regions(source, begin, end, where, replacement):
     return "\n".join(output)
 
 
-def stub_solution_regions(source, exercise_id, where="cell", lang="en"):
+def stub_solution_regions(source, exercise_id, where="cell", texts=ENGLISH_TEXTS):
     """Replaces each BEGIN/END SOLUTION region of `source` by a stub raising NotImplementedError.
 
-    The stub's comment and message are in `lang` (`STUB_COMMENTS`, `STUB_MESSAGES`); the rest of its code, the
+    The stub's comment and message are `texts`' (`ExerciseTexts`, English by default); the rest of its code, the
     NotImplementedError included, is the same in every language.
 
     Example:
@@ -79,8 +88,8 @@ def stub_solution_regions(source, exercise_id, where="cell", lang="en"):
     """
     def stub(begin_line):
         indent = begin_line[: len(begin_line) - len(begin_line.lstrip())]
-        return [f"{indent}{STUB_COMMENTS[lang]}",
-                f'{indent}raise NotImplementedError("{STUB_MESSAGES[lang].format(exercise_id=exercise_id)}")']
+        message = texts.message.format(exercise_id=exercise_id).replace("\\", "\\\\").replace('"', '\\"')
+        return [f"{indent}{texts.comment}", f'{indent}raise NotImplementedError("{message}")']
 
     return _replace_regions(source, BEGIN_MARKER, END_MARKER, where, stub)
 
@@ -116,11 +125,11 @@ def strip_outputs(nb):
     return nb
 
 
-def build_exercise_notebook(nb, source_name="notebook", lang="en"):
+def build_exercise_notebook(nb, source_name="notebook", texts=ENGLISH_TEXTS):
     """Returns the exercise notebook for a solution notebook (a new object; `nb` is not changed).
 
-    `lang` is the language of the stubs' comment and message (`STUB_COMMENTS`, `STUB_MESSAGES`): "zh" for
-    `exercises/zh/`.
+    `texts`: the stubs' comment and message and the title words in the edition's language (`ExerciseTexts`; a
+    translated edition's from `coursekit.i18n.exercise_texts`).
 
     Solution regions become stubs, solution and check cells get the `raises-exception` tag, outputs are
     cleared and metadata is reduced to `kernelspec`, `language_info` (notebook) and the course's `metadata_key`,
@@ -139,7 +148,7 @@ def build_exercise_notebook(nb, source_name="notebook", lang="en"):
         if info is not None:
             if info.get("role") == "solution":
                 new_cell.source = stub_solution_regions(cell.source, info.get("exercise"),
-                                                        f"{source_name}, cell {index}", lang)
+                                                        f"{source_name}, cell {index}", texts)
             else:
                 new_cell.source = strip_hidden_tests(cell.source, f"{source_name}, cell {index}")
             tags = list(new_cell.metadata.get("tags", []))
@@ -148,7 +157,7 @@ def build_exercise_notebook(nb, source_name="notebook", lang="en"):
     title_cell = next((cell for cell in exercise.cells if cell.cell_type == "markdown"), None)
     if title_cell is not None:
         title, newline, rest = title_cell.source.partition("\n")
-        for solutions_word, exercises_word in TITLE_WORDS:
+        for solutions_word, exercises_word in texts.titles:
             title = title.replace(solutions_word, exercises_word)
         title_cell.source = title + newline + rest
     return strip_outputs(exercise)

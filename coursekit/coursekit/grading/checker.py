@@ -7,7 +7,7 @@ a stand-in whose calls, attributes and items are answered by the kernel, with va
 Then it runs the solution notebook's own cells up to the check (the ordinary ones whole, the solution cells
 without their regions) and the check cell, in one namespace of its own. So `numpy`, the builtins and the check
 helpers the check uses are the grader's, and what the learner's code can do is return values; patching numpy or
-`bertlib_course.checks` in the kernel changes nothing here.
+the course's check helpers in the kernel changes nothing here.
 
 One kind of check cannot run here: one that must see the learner's code run on the grading machine's backend, such
 as a Keras layer inside a compiled `model.fit` step (a stand-in answers calls with values; it cannot be traced). A

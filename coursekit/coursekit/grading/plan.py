@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 
 from coursekit import course, exercises
+from coursekit.i18n.catalogues import languages
 
 MAX_NOTEBOOK_BYTES = 50 * 2**20
 
@@ -307,10 +308,21 @@ def _join(first, second):
 
 
 def language_of(notebook):
-    """The edition a submission comes from ("zh" for the Chinese one), so its feedback is in that language."""
+    """The edition a submission comes from, so its feedback is in that language: "en", or a language of the course
+    (a folder of PO files under its translations folder, `i18n.languages`: "zh" for the Chinese one); None for any
+    other value its metadata holds."""
     info = notebook.metadata.get(course.setting("metadata_key"))
     lang = info.get("lang") if isinstance(info, dict) else None
-    return lang if lang in ("en", "zh") else None
+    if not isinstance(lang, str):
+        return None
+    return lang if lang == "en" or lang in _course_languages() else None
+
+
+def _course_languages():
+    try:
+        return languages(course.root_or(None))
+    except course.CourseNotFound:
+        return []
 
 
 # ----------------------------------------------------------------------------------------------------- the steps

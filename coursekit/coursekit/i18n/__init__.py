@@ -28,7 +28,7 @@ per-unit ones. docs/translation.md is the translator's guide.
   an earlier English text, keeps its English after a one-line note (`NOTES`, translated in the language's
   `coursekit.po`), so the edition is always complete and honest;
 - the notebook metadata gets `"<metadata_key>": {"lang": "zh", ...}` (the course's `[tool.coursekit]` key, `"bertlib"`
-  here), which `bertlib_course.messages.language()` reads;
+  here), which the course's runtime reads (here `bertlib_course.messages.language()`);
 - the course's runtime catalogue (the `.po` its `runtime_catalogue(lang)` hook names: check messages, figure and
   hint strings) is compiled to the `.mo` the course reads, when it lies in the repository.
 
@@ -80,9 +80,12 @@ from coursekit.i18n.catalogues import (
 from coursekit.i18n.check import Coverage, broken_links, check, todo
 from coursekit.i18n.cli import add_arguments, run
 from coursekit.i18n.edition import (
+    EXERCISE_TEXTS,
     EXERCISES,
     NOTES,
     build,
+    code_comments,
+    exercise_texts,
     expected_edition,
     keep_own_run,
     notes,
@@ -114,7 +117,8 @@ from coursekit.i18n.typesetting import (
     unwrap_cjk,
 )
 
-__all__ = ["Block", "Blocks", "Coverage", "DASH_AND_ELLIPSIS", "EXERCISES", "FIGURE_KEYWORDS", "FULL_WIDTH_MARKS",
+__all__ = ["Block", "Blocks", "Coverage", "DASH_AND_ELLIPSIS", "EXERCISE_TEXTS", "EXERCISES", "code_comments",
+           "exercise_texts", "FIGURE_KEYWORDS", "FULL_WIDTH_MARKS",
            "GLOSSARY", "LABEL_CALLS", "LABEL_KEYWORDS", "MARK_KEYWORD", "MARK_RULES", "Migration", "NOTES",
            "TEMPLATES", "languages", "merge_catalogue", "migrate_catalogue", "new_template", "notes", "pair_units",
            "read_entries", "split_blocks", "template_path",

@@ -25,6 +25,7 @@ import polib
 from coursekit import course
 from coursekit.files import write_text_atomically
 from coursekit.i18n.blocks import split_blocks
+from coursekit.i18n.comments import KIND as COMMENT_KIND
 
 SOURCE_EDITIONS = ("notebooks", "solutions")  # edited by hand, in English
 TEMPLATES = "templates"  # the folder of the .pot files under the translations folder (never a language)
@@ -173,18 +174,25 @@ def write_translation(root, lang, edition, stem, cell_id, zh, english_source):
     return path
 
 
-def new_template(project, english):
+def new_template(project, english, comments=None):
     """The `.pot` of one notebook: an entry per unit of each markdown cell (`english`: `{cell_id: markdown}`, in
-    notebook order), the unit's kind as a comment for the translator. A unit repeated in one cell is one entry."""
+    notebook order), the unit's kind as a comment for the translator. A unit repeated in one cell is one entry.
+    `comments`: `{cell_id: [text]}`, the comment blocks of a solution notebook's code cells (`i18n.comments`), one
+    entry each after the markdown's."""
+    code = ", and one per block of comments of a code cell" if comments else ""
     template = new_catalogue("", project, comment=f"The English of {project}, one entry per paragraph, list item, "
-                             f"table, heading or fence of a markdown cell (msgctxt: the cell id).\nThe template "
-                             f"of every language's catalogue: `coursekit i18n update` writes it and merges it in.")
+                             f"table, heading or fence of a markdown cell{code} (msgctxt: the cell id).\nThe "
+                             f"template of every language's catalogue: `coursekit i18n update` writes it and merges "
+                             f"it in.")
     seen = set()
     for cell_id, text in english.items():
         for block in split_blocks(text).blocks:
             if (cell_id, block.text) not in seen:
                 seen.add((cell_id, block.text))
                 template.append(polib.POEntry(msgctxt=cell_id, msgid=block.text, msgstr="", comment=block.kind))
+    for cell_id, texts in (comments or {}).items():
+        for text in texts:
+            template.append(polib.POEntry(msgctxt=cell_id, msgid=text, msgstr="", comment=COMMENT_KIND))
     return template
 
 

@@ -74,7 +74,7 @@ def check(root, lang, glossary_path=None):
         coverage.translated[edition] = coverage.translated.get(edition, 0) + sum(s == "ok" for s in status.values())
         catalogue = translation_path(root, lang, edition, stem).relative_to(root)
         _unit_problems(coverage, f"{edition}/{stem}.ipynb", catalogue, units)
-        cells = {cell.id for cell in nb.cells if cell.cell_type == "markdown"}
+        cells = {cell.id for cell in nb.cells if cell.cell_type == "markdown"} | set(units)  # and commented code
         for cell_id in sorted({entry["cell"] for entry in entries if entry["translation"].strip()} - cells):
             coverage.orphans.append(f"{catalogue}: cell {cell_id} is no longer a markdown cell of "
                                     f"{edition}/{stem}.ipynb")
@@ -122,21 +122,28 @@ def _generated_problems(coverage, root, lang, files):
             coverage.generated.append(f"{relative}: not compiled from its .po (run `coursekit i18n build`)")
 
 
+CODE_RUN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")  # ASCII from its first to its last mark
+
+
 def _text_problems(coverage, root, lang, statuses, files, terms):
     """Links, glossary variants and typesetting of every translated entry, each line naming its file and line."""
-    for (edition, stem), (_, entries, _, _) in statuses.items():
+    for (edition, stem), (_, entries, nb, _) in statuses.items():
         catalogue = translation_path(root, lang, edition, stem).relative_to(root)
         out = f"{folder(root, edition)}/{lang}"
+        code_cells = {cell.id for cell in nb.cells if cell.cell_type == "code"}
         for entry in entries:
             if not entry["translation"].strip():
                 continue
             cell_id = entry["cell"]
+            # a code comment's names and literals are code (`epochs_of_corpus`, `{"text": float}`): only its prose
+            # is checked, each run of ASCII standing for one Latin word
+            text = CODE_RUN.sub("x", entry["translation"]) if cell_id in code_cells else entry["translation"]
             for target in broken_links(entry["translation"], out, root, files):
                 coverage.links.append(f"{edition}/{stem}.ipynb, cell {cell_id}: the link {target!r} leads nowhere "
                                       f"from {out}/ (links to the {lang} edition go to ../../<edition>/{lang}/)")
-            for problem in glossary_problems(entry["translation"], terms):
+            for problem in glossary_problems(text, terms):
                 coverage.glossary.append(f"{edition}/{stem}.ipynb, cell {cell_id}: {problem}")
-            for problem in typesetting_problems(unwrap_cjk(entry["translation"])):  # the text as the edition shows it
+            for problem in typesetting_problems(unwrap_cjk(text)):  # the text as the edition shows it
                 coverage.typesetting.append(f"{catalogue}:{entry['line']}, cell {cell_id}: {problem}")
 
 

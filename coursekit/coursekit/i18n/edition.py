@@ -8,6 +8,7 @@ to date with the English as msgmerge does.
 """
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -19,6 +20,7 @@ from coursekit.i18n.blocks import split_blocks
 from coursekit.i18n.catalogues import (
     SOURCE_EDITIONS,
     TEMPLATES,
+    TranslationFormatError,
     compiled_catalogues,
     english_notebooks,
     folder,
@@ -35,6 +37,7 @@ from coursekit.i18n.catalogues import (
     update_catalogue,
     write_template,
 )
+from coursekit.i18n.comments import comment_texts, translate_comments
 from coursekit.i18n.extract import untranslated_strings
 from coursekit.i18n.typesetting import unwrap_cjk
 
@@ -45,24 +48,58 @@ NOTES = {
     "missing": "(This passage has no translation yet; it is shown in English.)",
     "stale": "(The English of this passage has changed and its translation awaits review; it is shown in English.)",
 }
-KIT_CATALOGUE = "coursekit"  # <translations>/<lang>/coursekit.po: the kit's own strings (NOTES)
+KIT_CATALOGUE = "coursekit"  # <translations>/<lang>/coursekit.po: the kit's own strings (NOTES, EXERCISE_TEXTS)
+# The texts of an exercise notebook (`exercises.ExerciseTexts`) by msgctxt: a stub's comment (without its "# ") and
+# message, and the title words, which a language may write in a second form after a title that ends in
+# parentheses (Chinese: "…（MLM）——参考答案", never "…（MLM）（参考答案）").
+EXERCISE_TEXTS = {
+    "stub:comment": "YOUR CODE HERE",
+    "stub:message": "Exercise {exercise_id}: write your code here",
+    "title:solutions": " (solutions)",
+    "title:exercises": " (exercises)",
+    "title:solutions, after parentheses": " (solutions)",
+    "title:exercises, after parentheses": " (exercises)",
+}
+
+
+def _kit_strings(root, lang):
+    """`{(msgctxt, msgid): translation}` of `lang`'s `coursekit.po` (untranslated and fuzzy entries left out)."""
+    path = translations_folder(root) / lang / f"{KIT_CATALOGUE}.po"
+    if not path.exists():
+        return {}
+    return {(entry.msgctxt, entry.msgid): entry.msgstr for entry in read_catalogue(path)
+            if entry.translated() and not entry.obsolete}
 
 
 def notes(root, lang):
     """`NOTES` in `lang`, from its `coursekit.po` (an untranslated or fuzzy note stays English)."""
-    path = translations_folder(root) / lang / f"{KIT_CATALOGUE}.po"
-    found = {}
-    if path.exists():
-        found = {entry.msgid: entry.msgstr for entry in read_catalogue(path)
-                 if entry.translated() and not entry.obsolete}
+    found = {msgid: text for (_, msgid), text in _kit_strings(root, lang).items()}
     return {key: found.get(text, text) for key, text in NOTES.items()}
+
+
+def exercise_texts(root, lang):
+    """The `exercises.ExerciseTexts` of the `lang` edition, from its `coursekit.po`; each text it does not translate
+    (a language without that catalogue: every one) stays English. The English title words always apply too."""
+    found = _kit_strings(root, lang)
+    text = {key: found.get((key, english), english) for key, english in EXERCISE_TEXTS.items()}
+    if set(re.findall(r"\{(\w*)", text["stub:message"])) != {"exercise_id"} or text["stub:comment"].count("\n"):
+        raise TranslationFormatError(f"{translations_folder(root) / lang / KIT_CATALOGUE}.po: the stub's message must "
+                                     f"name {{exercise_id}} and no other field, its comment be one line: "
+                                     f"{text['stub:message']!r}, {text['stub:comment']!r}")
+    titles = [(text[f"title:solutions{form}"], text[f"title:exercises{form}"]) for form in ("", ", after parentheses")]
+    return exercises.ExerciseTexts(comment=f"# {text['stub:comment']}", message=text["stub:message"],
+                                   titles=tuple(dict.fromkeys([*titles, *exercises.ENGLISH_TEXTS.titles])))
 
 
 def kit_template():
     template = new_catalogue("", "coursekit", comment="The strings of the course kit itself: the notes a translated "
-                             "edition shows where a passage has no current translation.")
+                             "edition shows where a passage has no current translation, and the texts of an exercise "
+                             "notebook (a stub's comment and message, the title words).")
     for key, text in NOTES.items():
         template.append(polib.POEntry(msgctxt=f"note:{key}", msgid=text, msgstr=""))
+    for key, text in EXERCISE_TEXTS.items():
+        template.append(polib.POEntry(msgctxt=key, msgid=text, msgstr="",
+                                      flags=["python-brace-format"] * ("{" in text)))
     return template
 
 
@@ -104,12 +141,52 @@ def _cell_text(english, units, whole, note):
     return split_blocks(english).join(pieces)
 
 
-def translate_notebook(nb, entries, lang, note=None):
+def code_comments(nb):
+    """`{cell_id: [text]}`: the comment blocks of each code cell that has any (`i18n.comments`), in notebook order."""
+    found = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            texts = comment_texts(source_text(cell["source"]))
+            if texts:
+                found[cell["id"]] = texts
+    return found
+
+
+def comment_units(texts, entries):
+    """`cell_units`' list for the comment blocks of one code cell: "ok", "stale" (fuzzy, or the cell has a
+    translated entry for other English) or "missing" each."""
+    outdated = [entry for msgid, entry in entries.items() if msgid not in texts]
+    units = []
+    for text in texts:
+        entry = entries.get(text)
+        if entry is not None:
+            units.append(("stale" if entry["fuzzy"] else "ok", text, entry))
+        else:
+            units.append(("stale" if outdated else "missing", text, outdated[0] if outdated else None))
+    return units
+
+
+def _translate_code_cell(cell, cell_entries, units):
+    """Writes the current translations of a code cell's comments into it (`translate_comments`); a comment
+    without one stays English. Records the cell's units in `units` when it has comments."""
+    source = source_text(cell["source"])
+    texts = comment_texts(source)
+    if not texts:
+        return
+    cell_unit_list = comment_units(texts, cell_entries)
+    units[cell["id"]] = cell_unit_list
+    current = {text: entry["translation"] for state, text, entry in cell_unit_list if state == "ok"}
+    if current:
+        cell["source"] = translate_comments(source, current)
+
+
+def translate_notebook(nb, entries, lang, note=None, comments=False):
     """The `lang` edition of an English notebook (a new object): markdown from `entries` (`read_entries`),
-    everything else copied. `note`: `NOTES` in `lang` (`notes`).
+    everything else copied. `note`: `NOTES` in `lang` (`notes`). `comments`: also the comment blocks of the code
+    cells (`i18n.comments`; a solution notebook's, never a chapter's, whose code stays the English bytes).
 
     Returns `(notebook, status, units)`: status maps each markdown cell id to "ok", "missing" or "stale" (its
-    units' worst), units to `cell_units`' list.
+    units' worst), units to `cell_units`' list (and `comment_units`' for a code cell with comments).
     """
     note = note or NOTES
     by_cell = {}
@@ -119,6 +196,8 @@ def translate_notebook(nb, entries, lang, note=None):
     translated = json.loads(json.dumps(nb))  # a deep copy, plain dicts
     status, units = {}, {}
     for cell in translated["cells"]:
+        if cell["cell_type"] == "code" and comments:
+            _translate_code_cell(cell, by_cell.get(cell["id"], {}), units)
         if cell["cell_type"] != "markdown":
             continue
         english = source_text(cell["source"])
@@ -138,21 +217,20 @@ def expected_edition(root, lang):
     entries, nb, units)}`. Every catalogue is read before anything is built: a malformed one stops the build."""
     root = Path(root)
     files, statuses = {}, {}
-    note = notes(root, lang)
+    note, texts = notes(root, lang), exercise_texts(root, lang)
     exercise_folder = folder(root, EXERCISES)
     for edition in SOURCE_EDITIONS:
         out_folder = folder(root, edition)
         for path in english_notebooks(root, edition):
             nb = exercises.read_notebook(path)
             entries = read_entries(translation_path(root, lang, edition, path.stem))
-            translated, status, units = translate_notebook(nb, entries, lang, note)
+            translated, status, units = translate_notebook(nb, entries, lang, note, comments=edition == "solutions")
             keep_own_run(translated, root / out_folder / lang / path.name, lang)
             statuses[(edition, path.stem)] = (status, entries, nb, units)
             files[f"{out_folder}/{lang}/{path.name}"] = exercises.notebook_text(translated)
             if edition == "solutions":
-                # the stubs' two texts in `lang` where the exercise kit has them, else in English
-                stub_lang = lang if lang in exercises.STUB_COMMENTS else "en"
-                exercise = exercises.build_exercise_notebook(translated, str(path), stub_lang)
+                # the stubs' two texts and the title words in `lang` where its kit catalogue has them, else English
+                exercise = exercises.build_exercise_notebook(translated, str(path), texts)
                 exercise.metadata[course.setting("metadata_key")]["lang"] = lang
                 files[f"{exercise_folder}/{lang}/{path.name}"] = exercises.notebook_text(exercise)
     return files, statuses
@@ -213,7 +291,8 @@ def update(root, lang, notebook=None):
         english = {cell.id: source_text(cell.source) for cell in exercises.read_notebook(path).cells
                    if cell.cell_type == "markdown"}
         project = f"{edition}/{path.name}"
-        template = new_template(project, english)
+        template = new_template(project, english, code_comments(exercises.read_notebook(path))
+                                if edition == "solutions" else None)
         if write_template(template_path(root, edition, path.stem), template):
             changed.append(template_path(root, edition, path.stem))
         target = translation_path(root, lang, edition, path.stem)

@@ -288,7 +288,10 @@ def _template(node):
 
 def untranslated_strings(root, lang):
     """`{english: [where, ...]}` of runtime strings in the English notebooks that the runtime catalogue does not
-    translate (no entry without msgctxt, or an empty or fuzzy one); all of them where the course has none."""
+    translate (no entry without msgctxt, or an empty or fuzzy one); all of them where the course has none. The
+    texts the notebooks hand to the course's checks (`checktexts.check_strings`) are runtime strings too."""
+    from coursekit.i18n.checktexts import check_strings  # it reads f-strings with this module's `_template`
+
     path = runtime_catalogue(lang)
     listed = {entry.msgid for entry in read_catalogue(path) if not entry.msgctxt and entry.translated()} \
         if path is not None and path.is_file() else set()
@@ -305,4 +308,7 @@ def untranslated_strings(root, lang):
             for text in series_strings([cell.source for cell in code]):
                 if text not in listed:
                     missing.setdefault(text, []).append(f"{edition}/{path.name}, through a name")
+    for text, places in check_strings(root).items():
+        if text not in listed:
+            missing.setdefault(text, []).extend(places)
     return missing
