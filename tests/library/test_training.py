@@ -441,7 +441,7 @@ def test_settings_make_the_command_line_and_the_record():
     # What a resume must keep is declared on the fields; the sequence lengths are compared as one value.
     assert set(settings.resume_fields(parsed)) == {
         "corpus", "batch_size", "seq_lengths", "learning_rate", "warmup_steps", "weight_decay", "max_predictions",
-        "mask_token_rate", "random_token_rate", "next_sentence", "stream", "seed", "dtype_policy"}
+        "mask_token_rate", "random_token_rate", "next_sentence", "stream", "stream_readers", "seed", "dtype_policy"}
     assert settings.resume_fields(parsed)["seq_lengths"] == [128, 512]
     # A bad value is refused when the object is made, from Python and from the command line alike.
     for options, message in ((["--long-fraction", "1.5"], r"long_fraction must be a number in \[0, 1\), got 1.5"),

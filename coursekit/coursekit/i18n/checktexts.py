@@ -18,7 +18,26 @@ import re
 
 from coursekit import course, exercises
 from coursekit.i18n.catalogues import SOURCE_EDITIONS, english_notebooks, source_text
-from coursekit.i18n.extract import _template
+
+
+def string_template(node):
+    """The msgid of a string node: a constant's text, or an f-string's with each field named after its first name
+    (`f"head {h}"` gives "head {h}"; literal braces doubled); None for any other node."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts, used = [], set()
+        for index, value in enumerate(node.values):
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value).replace("{", "{{").replace("}", "}}"))
+            else:
+                names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+                name = names[0] if names else f"value{index}"
+                name = name if name not in used else f"{name}_{index}"
+                used.add(name)
+                parts.append("{" + name + "}")
+        return "".join(parts)
+    return None
 
 
 def _call_name(node):
@@ -83,7 +102,7 @@ class _Names:
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else []
         if isinstance(node, ast.JoinedStr):
-            return [_template(node)]
+            return [string_template(node)]
         if isinstance(node, ast.IfExp):
             return self.texts(node.body, seen) + self.texts(node.orelse, seen)
         if isinstance(node, ast.Name):

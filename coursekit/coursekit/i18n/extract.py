@@ -14,6 +14,7 @@ import re
 
 from coursekit import course, exercises
 from coursekit.i18n.catalogues import SOURCE_EDITIONS, english_notebooks, read_catalogue, runtime_catalogue
+from coursekit.i18n.checktexts import check_strings, string_template
 
 # Calls whose positional arguments at these indexes are text a figure or a check shows (a list literal: each item).
 LABEL_CALLS = {"set_title": (0,), "set_xlabel": (0,), "set_ylabel": (0,), "suptitle": (0,), "title": (0,),
@@ -79,7 +80,7 @@ def _literal_texts(value):
     b`, an f-string as its template."""
     items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
     items = [part for item in items for part in ((item.body, item.orelse) if isinstance(item, ast.IfExp) else (item,))]
-    return _shown(_template(item) for item in items)
+    return _shown(string_template(item) for item in items)
 
 
 # What a figure shows as text, by keyword (a check's `hint` and a progress display's `description` are translated by
@@ -206,7 +207,7 @@ class _NotebookNames:
         """The strings `node` (in cell `cell`) may be: a literal, or a name a loop of that cell binds."""
         if isinstance(node, ast.Name):
             return self.values.get((cell, node.id), [])
-        return [text for text in [_template(node)] if text]
+        return [text for text in [string_template(node)] if text]
 
     def bind(self, target, item, cell):
         """Records the strings a loop of `cell` binds to the names of `target` when it yields `item`."""
@@ -247,9 +248,9 @@ class _NotebookNames:
         found = []
         for value in _label_arguments(call):
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") in ("list", "sorted") and value.args:
-                found += [_template(item) for item in self.elements(value)]  # set_xticks(..., list(sets))
+                found += [string_template(item) for item in self.elements(value)]  # set_xticks(..., list(sets))
             elif isinstance(value, ast.Name):  # a loop variable, or a name for a tuple or a dict's keys
-                found += self.texts(value, cell) + [_template(item) for item in self.elements(value)]
+                found += self.texts(value, cell) + [string_template(item) for item in self.elements(value)]
         return found
 
     def series(self, call, cell):
@@ -268,30 +269,10 @@ class _NotebookNames:
         return []
 
 
-def _template(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        parts, used = [], set()
-        for index, value in enumerate(node.values):
-            if isinstance(value, ast.Constant):
-                parts.append(str(value.value).replace("{", "{{").replace("}", "}}"))
-            else:
-                names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
-                name = names[0] if names else f"value{index}"
-                name = name if name not in used else f"{name}_{index}"
-                used.add(name)
-                parts.append("{" + name + "}")
-        return "".join(parts)
-    return None
-
-
 def untranslated_strings(root, lang):
     """`{english: [where, ...]}` of runtime strings in the English notebooks that the runtime catalogue does not
     translate (no entry without msgctxt, or an empty or fuzzy one); all of them where the course has none. The
     texts the notebooks hand to the course's checks (`checktexts.check_strings`) are runtime strings too."""
-    from coursekit.i18n.checktexts import check_strings  # it reads f-strings with this module's `_template`
-
     path = runtime_catalogue(lang)
     listed = {entry.msgid for entry in read_catalogue(path) if not entry.msgctxt and entry.translated()} \
         if path is not None and path.is_file() else set()
