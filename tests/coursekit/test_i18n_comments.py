@@ -143,3 +143,27 @@ def test_the_check_reads_a_comment_as_prose_around_code(course):
     i18n.build(course, "zh")
     (problem,) = i18n.check(course, "zh").glossary
     assert "cell cell2" in problem and "轮次" in problem
+
+
+def test_a_docstring_the_learner_sees_is_a_unit_and_comes_back_translated_between_its_quotes():
+    """A stub's docstring states its names and types ("(batch, seq) mask -> boolean"): outside the regions it is a
+    unit (its text as `inspect.cleandoc` reads it) and the edition writes the translation between the same triple
+    quotes at the same indentation. One inside a solution region, or one whose translation could not stand between
+    triple quotes, stays as written; the code lines come back byte for byte."""
+    from coursekit.i18n.comments import comment_texts, translate_comments
+
+    source = ('def mask(padding, causal=False):\n    """(batch, seq) 0/1 mask -> (batch, 1, seq, seq) boolean.\n\n'
+              '    Key j must be real."""\n    ### BEGIN SOLUTION\n    def helper():\n        """Hidden."""\n'
+              '    return padding\n    ### END SOLUTION\n\n\nclass Quiz:\n    """Five statements."""\n    n = 5')
+    shown = ["(batch, seq) 0/1 mask -> (batch, 1, seq, seq) boolean.\n\nKey j must be real.", "Five statements."]
+    assert comment_texts(source) == shown  # "Hidden." is inside the region
+    chinese = {shown[0]: "(batch, seq) 的 0/1 掩码 → (batch, 1, seq, seq) 的布尔值。\n\n键 j 必须是真实词元。",
+               shown[1]: "五个陈述。"}
+    translated = translate_comments(source, chinese)
+    assert '    """(batch, seq) 的 0/1 掩码 → (batch, 1, seq, seq) 的布尔值。\n\n    键 j 必须是真实词元。"""\n' in translated
+    assert '    """五个陈述。"""\n' in translated and '"""Hidden."""' in translated
+    code = [line for line in source.split("\n") if '"""' not in line and line.strip() and "Key j" not in line]
+    assert [line for line in translated.split("\n") if line in code] == code
+    compile(translated, "translated", "exec")  # still Python
+    unsafe = translate_comments(source, {shown[1]: 'say """ this'})
+    assert '"""Five statements."""' in unsafe

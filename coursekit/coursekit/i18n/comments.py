@@ -7,8 +7,15 @@ are code, not text) is one entry of the notebook's catalogue: msgctxt its cell i
 of each line (so a translator in Poedit or Weblate reads prose, and a line's own hanging indentation stays), and a
 translator's note saying it is a code comment. The edition writes each translated line back as `# ` and the line,
 at the block's indentation; the code lines stay the English bytes.
+
+A docstring the learner's copy shows (of a function or class whose `def` lies outside those regions, such as a stub's
+"(batch, seq) padding mask -> (batch, 1, seq, seq) boolean") is an entry the same way: its text as `inspect.cleandoc`
+reads it, written back between the same triple quotes at the same indentation. A translation that could not stand
+between them (a triple quote, a backslash) leaves the English.
 """
 
+import ast
+import inspect
 import io
 import tokenize
 
@@ -57,18 +64,75 @@ def comment_blocks(source):
     return found
 
 
+def _regions(lines):
+    """0-based numbers of the lines inside a solution or hidden-test region, markers included."""
+    inside, region = set(), False
+    for number, line in enumerate(lines):
+        marker = line.strip()
+        if marker in _OPEN:
+            region = True
+        if region:
+            inside.add(number)
+        if marker in _CLOSE:
+            region = False
+    return inside
+
+
+def docstring_blocks(source):
+    """`[(first line, last line, indentation, text)]` of each docstring of a code cell's `source` that the learner's
+    copy shows: a `def` or `class` outside the solution and hidden-test regions whose body opens with a string on
+    lines of its own (0-based, inclusive; the text as `inspect.cleandoc` reads it)."""
+    try:
+        tree = ast.parse(runnable_code(source))
+    except SyntaxError:
+        return []
+    lines, hidden, found = source.split("\n"), _regions(source.split("\n")), []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or node.lineno - 1 in hidden:
+            continue
+        first = node.body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)):
+            continue
+        start, end = first.lineno - 1, first.end_lineno - 1
+        opening, closing = lines[start].lstrip(), lines[end].rstrip()
+        if start in hidden or not (opening.startswith('"""') and closing.endswith('"""')):
+            continue  # inside a region, or another quoting (''', r""", a string after code): left as written
+        indent = lines[start][: len(lines[start]) - len(opening)]
+        found.append((start, end, indent, inspect.cleandoc(first.value.value)))
+    return sorted(found)
+
+
 def comment_texts(source):
-    """The msgids of a code cell's comment blocks, in order, each once."""
-    return list(dict.fromkeys(text for _, _, _, text in comment_blocks(source)))
+    """The msgids of a code cell's comment blocks and docstrings, in order, each once."""
+    blocks = sorted(comment_blocks(source) + docstring_blocks(source))
+    return list(dict.fromkeys(text for _, _, _, text in blocks))
+
+
+def _docstring(indent, translation):
+    lines = translation.strip("\n").split("\n")
+    body = [lines[0]] + [f"{indent}{line}".rstrip() for line in lines[1:]]
+    if len(lines) > 1:
+        return [f'{indent}"""{body[0]}', *body[1:-1], f'{body[-1]}"""']
+    return [f'{indent}"""{body[0]}"""']
 
 
 def translate_comments(source, translations):
-    """`source` with each comment block whose text `translations` (`{english: translation}`) holds written in its
-    translation (`# ` before each line, at the block's indentation); every other line unchanged."""
+    """`source` with each comment block and docstring whose text `translations` (`{english: translation}`) holds
+    written in its translation (a comment with `# ` before each line, a docstring between its triple quotes, at the
+    block's indentation); every other line unchanged."""
     lines = source.split("\n")
-    for first, last, indent, text in reversed(comment_blocks(source)):
+    comments = [(block, False) for block in comment_blocks(source)]
+    docstrings = [(block, True) for block in docstring_blocks(source)]
+    for (first, last, indent, text), is_docstring in sorted(comments + docstrings, reverse=True):
         translation = translations.get(text)
-        if translation:
+        if not translation:
+            continue
+        if is_docstring:
+            if '"""' in translation or "\\" in translation or translation.rstrip().endswith('"'):
+                continue
+            lines[first:last + 1] = _docstring(indent, translation)
+        else:
             lines[first:last + 1] = [f"{indent}# {line}".rstrip() if line.strip() else f"{indent}#"
                                      for line in translation.strip("\n").split("\n")]
     return "\n".join(lines)
